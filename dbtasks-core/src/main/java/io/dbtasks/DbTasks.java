@@ -1,0 +1,539 @@
+package io.dbtasks;
+
+import io.dbtasks.internal.Engine;
+import io.dbtasks.internal.EngineConfig;
+import io.dbtasks.internal.HandlerRegistry;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
+import javax.sql.DataSource;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The one entry point of dbtasks: enqueue tasks, run workers, query and operate on tasks.
+ *
+ * <p>Build one per application with {@link #builder(DataSource)}. {@link Builder#build()} migrates
+ * the schema (its own Flyway history table, {@code dbtasks_schema_history}) so tasks can be enqueued
+ * at once; {@link #start()} starts the workers; {@link #close()} stops them gracefully. Any number
+ * of engines, in any number of processes, may share one database: each task is claimed by one worker
+ * at a time under a lease with a fencing token.
+ *
+ * <p>Instances are thread-safe.
+ */
+public final class DbTasks implements AutoCloseable {
+    /** The queue tasks go to when the request names none. */
+    public static final String DEFAULT_QUEUE = "default";
+    /** Workers per queue when the builder names no queues. */
+    public static final int DEFAULT_CONCURRENCY = 4;
+    /** Attempts a task gets when its request does not say. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 3;
+    /** How long a claim holds a task before another worker may rescue it. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** How often an idle worker looks for due tasks (sooner when woken by a local enqueue). */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    /** How often expired leases are looked for. */
+    public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
+    /** How long {@link #close()} waits for running tasks before handing them back. */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /** The most tasks one claim statement takes. */
+    public static final int DEFAULT_CLAIM_BATCH = 100;
+
+    private final Engine engine;
+
+    private DbTasks(Engine engine) {
+        this.engine = engine;
+    }
+
+    /**
+     * Starts configuring an engine on {@code dataSource}.
+     *
+     * @param dataSource the application's database; PostgreSQL, MySQL/MariaDB or H2
+     * @return a builder, not thread-safe
+     * @throws NullPointerException if {@code dataSource} is {@code null}
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * Enqueues one task in its own transaction and wakes a local worker of its queue.
+     *
+     * @param request the task
+     * @return the stored task; with an idempotency key that already exists, the existing task and
+     *     {@code duplicate = true}
+     * @throws InvalidPayloadException if the payload cannot be written as JSON
+     * @throws DbTasksException if the database fails
+     */
+    public EnqueueResult enqueue(TaskRequest request) {
+        return engine.enqueuer().enqueue(List.of(request)).get(0);
+    }
+
+    /**
+     * Enqueues one task on the caller's connection, so it commits or rolls back with the caller's
+     * transaction. The connection is neither committed nor closed.
+     *
+     * @param connection an open connection to the engine's database
+     * @param request the task
+     * @return the stored task, or the existing one marked duplicate
+     * @throws InvalidPayloadException if the payload cannot be written as JSON
+     * @throws DbTasksException if the database fails
+     */
+    public EnqueueResult enqueue(Connection connection, TaskRequest request) {
+        return engine.enqueuer().enqueue(connection, List.of(request)).get(0);
+    }
+
+    /**
+     * Enqueues many tasks in one transaction: all or none.
+     *
+     * @param requests the tasks
+     * @return one result per request, in order
+     * @throws InvalidPayloadException if a payload cannot be written as JSON; nothing is stored
+     * @throws DbTasksException if the database fails; nothing is stored
+     */
+    public List<EnqueueResult> enqueueAll(List<TaskRequest> requests) {
+        return engine.enqueuer().enqueue(requests);
+    }
+
+    /**
+     * Enqueues many tasks on the caller's connection and transaction.
+     *
+     * @param connection an open connection to the engine's database; not committed or closed
+     * @param requests the tasks
+     * @return one result per request, in order
+     * @throws InvalidPayloadException if a payload cannot be written as JSON
+     * @throws DbTasksException if the database fails
+     */
+    public List<EnqueueResult> enqueueAll(Connection connection, List<TaskRequest> requests) {
+        return engine.enqueuer().enqueue(connection, requests);
+    }
+
+    /**
+     * @param id a task id
+     * @return the task, or empty if there is none with that id
+     * @throws DbTasksException if the database fails
+     */
+    public Optional<Task> find(long id) {
+        return engine.queries().find(id);
+    }
+
+    /**
+     * @param idempotencyKey a task's idempotency key
+     * @return the task, or empty if none has that key
+     * @throws DbTasksException if the database fails
+     */
+    public Optional<Task> findByKey(String idempotencyKey) {
+        return engine.queries().findByKey(idempotencyKey);
+    }
+
+    /**
+     * Lists tasks, newest first.
+     *
+     * @param filter which tasks; {@link TaskFilter#ALL} for every one
+     * @param page the zero-based page
+     * @param size rows per page, 1 to 1000
+     * @return the page with the total count
+     * @throws IllegalArgumentException if {@code page} is negative or {@code size} out of range
+     * @throws DbTasksException if the database fails
+     */
+    public Page<Task> list(TaskFilter filter, int page, int size) {
+        return engine.queries().list(filter, page, size);
+    }
+
+    /**
+     * @param taskId a task id
+     * @return its attempts, oldest first; empty if it has none or does not exist
+     * @throws DbTasksException if the database fails
+     */
+    public List<Attempt> attempts(long taskId) {
+        return engine.queries().attempts(taskId);
+    }
+
+    /**
+     * @return task counts by status and attempt counts by outcome, overall and per queue
+     * @throws DbTasksException if the database fails
+     */
+    public TaskStats stats() {
+        return engine.queries().stats();
+    }
+
+    /**
+     * Sends a FAILED or CANCELLED task back to PENDING, due now, with one more attempt allowed.
+     *
+     * @param id the task
+     * @return the task after the change
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is not FAILED or CANCELLED
+     */
+    public Task retry(long id) {
+        return retry(id, 1);
+    }
+
+    /**
+     * Sends a FAILED or CANCELLED task back to PENDING, due now, allowing {@code additionalAttempts}
+     * more attempts than it has made.
+     *
+     * @param id the task
+     * @param additionalAttempts attempts granted, at least 1
+     * @return the task after the change
+     * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is not FAILED or CANCELLED
+     */
+    public Task retry(long id, int additionalAttempts) {
+        return engine.operations().retry(id, additionalAttempts);
+    }
+
+    /**
+     * Cancels a task: a PENDING one at once; a RUNNING one cooperatively (its worker interrupts the
+     * handler at the next heartbeat and records CANCELLED).
+     *
+     * @param id the task
+     * @return the task after the change; a RUNNING task shows {@code cancelRequested}
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is already SUCCEEDED, FAILED or CANCELLED
+     */
+    public Task cancel(long id) {
+        return engine.operations().cancel(id);
+    }
+
+    /**
+     * Moves a PENDING task's due time.
+     *
+     * @param id the task
+     * @param runAt the new due time
+     * @return the task after the change
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is not PENDING
+     */
+    public Task reschedule(long id, Instant runAt) {
+        return engine.operations().reschedule(id, Objects.requireNonNull(runAt, "runAt"));
+    }
+
+    /**
+     * Makes the task with this idempotency key due now: a PENDING one runs at once, a FAILED or
+     * CANCELLED one is retried with one more attempt.
+     *
+     * @param idempotencyKey the task's key
+     * @return the task after the change
+     * @throws TaskNotFoundException if no task has this key
+     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     */
+    public Task runNow(String idempotencyKey) {
+        return engine.operations().runNow(idempotencyKey);
+    }
+
+    /**
+     * Checks that a task of {@code kind} with this JSON payload could run on this engine.
+     *
+     * @param kind the kind
+     * @param payloadJson the payload as JSON text, or {@code null}
+     * @throws UnknownKindException if no handler is registered for {@code kind}
+     * @throws InvalidPayloadException if the JSON does not read as the kind's payload type
+     */
+    public void validate(String kind, String payloadJson) {
+        engine.handlers().validate(kind, payloadJson);
+    }
+
+    /**
+     * @return the kinds with a registered handler
+     */
+    public Set<String> kinds() {
+        return engine.handlers().kinds();
+    }
+
+    /**
+     * Starts claiming and running tasks, heartbeating leases and rescuing expired ones. Idempotent.
+     *
+     * @throws IllegalStateException if the engine was closed
+     */
+    public void start() {
+        engine.start();
+    }
+
+    /**
+     * Stops gracefully: stops claiming, waits up to the shutdown timeout for running tasks, then
+     * interrupts the rest and hands them back to PENDING without using up an attempt.
+     *
+     * @param timeout how long to wait for running tasks
+     * @return {@code true} if every running task finished in time
+     */
+    public boolean stop(Duration timeout) {
+        return engine.stop(timeout);
+    }
+
+    /** Stops with the configured shutdown timeout; see {@link #stop(Duration)}. */
+    @Override
+    public void close() {
+        engine.stop(engine.config().shutdownTimeout());
+    }
+
+    /**
+     * @return {@code true} between {@link #start()} and {@link #stop(Duration)}
+     */
+    public boolean isRunning() {
+        return engine.isRunning();
+    }
+
+    /**
+     * @return this engine's worker id, written as the lease owner of the tasks it claims
+     */
+    public String workerId() {
+        return engine.config().workerId();
+    }
+
+    /**
+     * @return the number of tasks this engine is running right now
+     */
+    public int runningCount() {
+        return engine.runningCount();
+    }
+
+    /**
+     * @return the detected database dialect: {@code postgresql}, {@code mariadb} or {@code h2}
+     */
+    public String dialect() {
+        return engine.dialect().name();
+    }
+
+    /**
+     * Configures a {@link DbTasks}. Not thread-safe; the built engine copies everything, so the
+     * builder may be discarded or reused.
+     */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private final HandlerRegistry.Builder handlers = HandlerRegistry.builder();
+        private final Map<String, Integer> queues = new LinkedHashMap<>();
+        private final List<Class<? extends Throwable>> nonRetryable = new ArrayList<>();
+        private ExecutorService executor;
+        private String workerId;
+        private Duration lease = DEFAULT_LEASE;
+        private Duration heartbeatInterval;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private int claimBatch = DEFAULT_CLAIM_BATCH;
+        private int defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS;
+        private RetryPolicy defaultRetryPolicy = RetryPolicy.DEFAULT;
+        private Duration defaultTimeout;
+        private JsonMapper jsonMapper;
+        private boolean migrate = true;
+        private boolean workers = true;
+        private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /**
+         * Registers the handler for {@code kind}.
+         *
+         * @param kind the stable kind name
+         * @param payloadType the class the JSON payload is read as; {@code Void.class} for none
+         * @param handler the handler, thread-safe
+         * @param <P> the payload type
+         * @return this
+         * @throws IllegalArgumentException if {@code kind} already has a handler
+         */
+        public <P> Builder handler(String kind, Class<P> payloadType, TaskHandler<P> handler) {
+            handlers.register(kind, payloadType, handler);
+            return this;
+        }
+
+        /**
+         * Works {@code queue} with up to {@code concurrency} tasks at once. Without any call, the
+         * engine works {@value DbTasks#DEFAULT_QUEUE} with {@value DbTasks#DEFAULT_CONCURRENCY}.
+         *
+         * @param queue the queue name
+         * @param concurrency the most tasks of this queue running at once on this engine, at least 1
+         * @return this
+         */
+        public Builder queue(String queue, int concurrency) {
+            if (concurrency < 1) {
+                throw new IllegalArgumentException("concurrency of queue " + queue + " must be at least 1");
+            }
+            queues.put(Objects.requireNonNull(queue, "queue"), concurrency);
+            return this;
+        }
+
+        /**
+         * Runs handlers on {@code executor} instead of an engine-owned thread pool; for example
+         * {@code Executors.newVirtualThreadPerTaskExecutor()} on Java 21+. The engine does not shut
+         * it down.
+         *
+         * @param executor the executor
+         * @return this
+         */
+        public Builder executor(ExecutorService executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** @param workerId the lease owner name of this engine; default host:pid:random @return this */
+        public Builder workerId(String workerId) {
+            this.workerId = Objects.requireNonNull(workerId, "workerId");
+            return this;
+        }
+
+        /** @param lease how long a claim lasts without a heartbeat; default 30 s @return this */
+        public Builder lease(Duration lease) {
+            this.lease = Objects.requireNonNull(lease, "lease");
+            return this;
+        }
+
+        /** @param interval how often leases are renewed; default a third of the lease @return this */
+        public Builder heartbeatInterval(Duration interval) {
+            this.heartbeatInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /** @param interval how often idle workers poll; default 500 ms @return this */
+        public Builder pollInterval(Duration interval) {
+            this.pollInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /** @param interval how often expired leases are rescued; default 10 s @return this */
+        public Builder rescueInterval(Duration interval) {
+            this.rescueInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /** @param timeout how long {@link DbTasks#close()} waits; default 30 s @return this */
+        public Builder shutdownTimeout(Duration timeout) {
+            this.shutdownTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** @param size the most tasks one claim takes, 1 to 1000; default 100 @return this */
+        public Builder claimBatch(int size) {
+            this.claimBatch = size;
+            return this;
+        }
+
+        /** @param maxAttempts attempts for tasks that do not say, at least 1; default 3 @return this */
+        public Builder defaultMaxAttempts(int maxAttempts) {
+            this.defaultMaxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** @param policy backoff for tasks that do not say @return this */
+        public Builder defaultRetryPolicy(RetryPolicy policy) {
+            this.defaultRetryPolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /** @param timeout per-attempt timeout for tasks that do not say; default none @return this */
+        public Builder defaultTimeout(Duration timeout) {
+            this.defaultTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Fails tasks at once, without retry, when their handler throws {@code type} or a subclass.
+         * {@link NonRetryableException} and every {@link Error} are always non-retryable.
+         *
+         * @param type the exception type
+         * @return this
+         */
+        public Builder nonRetryable(Class<? extends Throwable> type) {
+            nonRetryable.add(Objects.requireNonNull(type, "type"));
+            return this;
+        }
+
+        /** @param mapper the Jackson mapper for payloads; default one without default typing @return this */
+        public Builder jsonMapper(JsonMapper mapper) {
+            this.jsonMapper = Objects.requireNonNull(mapper, "mapper");
+            return this;
+        }
+
+        /** @param migrate whether {@link #build()} runs the Flyway migrations; default true @return this */
+        public Builder migrate(boolean migrate) {
+            this.migrate = migrate;
+            return this;
+        }
+
+        /**
+         * @param workers {@code false} for a producer-only engine that enqueues, queries and operates
+         *     but never claims; default true
+         * @return this
+         */
+        public Builder workers(boolean workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /** @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests @return this */
+        public Builder random(DoubleSupplier random) {
+            this.random = Objects.requireNonNull(random, "random");
+            return this;
+        }
+
+        /**
+         * Validates the configuration, detects the dialect, migrates the schema and builds the engine.
+         * Workers start with {@link DbTasks#start()}.
+         *
+         * @return the engine
+         * @throws IllegalArgumentException if a setting is out of range
+         * @throws DbTasksException if the database cannot be reached, is not supported, or the
+         *     migration fails
+         */
+        public DbTasks build() {
+            Duration heartbeat = heartbeatInterval != null ? heartbeatInterval : lease.dividedBy(3);
+            requirePositive(lease, "lease");
+            requirePositive(heartbeat, "heartbeatInterval");
+            requirePositive(pollInterval, "pollInterval");
+            requirePositive(rescueInterval, "rescueInterval");
+            if (heartbeat.compareTo(lease) >= 0) {
+                throw new IllegalArgumentException(
+                        "heartbeatInterval (" + heartbeat + ") must be shorter than the lease (" + lease + ")");
+            }
+            if (claimBatch < 1 || claimBatch > 1000) {
+                throw new IllegalArgumentException("claimBatch must be 1 to 1000, got " + claimBatch);
+            }
+            if (defaultMaxAttempts < 1) {
+                throw new IllegalArgumentException("defaultMaxAttempts must be at least 1");
+            }
+            if (shutdownTimeout.isNegative()) {
+                throw new IllegalArgumentException("shutdownTimeout must not be negative");
+            }
+            Map<String, Integer> workedQueues = new LinkedHashMap<>(queues);
+            if (workedQueues.isEmpty()) {
+                workedQueues.put(DEFAULT_QUEUE, DEFAULT_CONCURRENCY);
+            }
+            EngineConfig config = new EngineConfig(
+                    workerId != null ? workerId : EngineConfig.defaultWorkerId(),
+                    workers ? Map.copyOf(workedQueues) : Map.of(),
+                    executor,
+                    lease,
+                    heartbeat,
+                    pollInterval,
+                    rescueInterval,
+                    shutdownTimeout,
+                    claimBatch,
+                    defaultMaxAttempts,
+                    defaultRetryPolicy,
+                    defaultTimeout,
+                    List.copyOf(nonRetryable),
+                    random);
+            JsonMapper mapper =
+                    jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
+            return new DbTasks(Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate));
+        }
+
+        private static void requirePositive(Duration d, String name) {
+            if (d.isZero() || d.isNegative()) {
+                throw new IllegalArgumentException(name + " must be positive, got " + d);
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package io.dbtasks;
+
+import java.time.Instant;
+
+/**
+ * A snapshot of one task row. Immutable; re-read it with {@link DbTasks#find(long)} to see later
+ * changes.
+ *
+ * @param id the task's id, assigned by the database
+ * @param queue the queue the task waits in
+ * @param kind the stable name its handler is registered under
+ * @param status its state
+ * @param priority higher runs first among due tasks of one queue
+ * @param attempt the number of attempts started so far (0 before the first claim)
+ * @param maxAttempts attempts allowed before the task is FAILED
+ * @param idempotencyKey the unique key it was enqueued with, or {@code null}
+ * @param name a display name, or {@code null}
+ * @param reference a business reference (an order id, say), or {@code null}
+ * @param payload the payload as JSON text, or {@code null} when the kind takes none
+ * @param runAt when the task is (or was) due, by the database clock
+ * @param leaseOwner the worker holding the lease while RUNNING, else {@code null}
+ * @param leaseToken the fencing token of the current or last claim, or {@code null} before any
+ * @param leaseExpiresAt when the current lease ends unless renewed, or {@code null}
+ * @param cancelRequested whether an operator asked a RUNNING task to stop
+ * @param createdAt when it was enqueued
+ * @param updatedAt when the row last changed
+ * @param startedAt when the current or last attempt started, or {@code null}
+ * @param finishedAt when it reached a final state, or {@code null}
+ * @param lastError a readable reason for the last failure, or {@code null}
+ */
+public record Task(
+        long id,
+        String queue,
+        String kind,
+        TaskStatus status,
+        int priority,
+        int attempt,
+        int maxAttempts,
+        String idempotencyKey,
+        String name,
+        String reference,
+        String payload,
+        Instant runAt,
+        String leaseOwner,
+        Long leaseToken,
+        Instant leaseExpiresAt,
+        boolean cancelRequested,
+        Instant createdAt,
+        Instant updatedAt,
+        Instant startedAt,
+        Instant finishedAt,
+        String lastError) {}

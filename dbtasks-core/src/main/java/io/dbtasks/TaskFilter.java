@@ -1,0 +1,13 @@
+package io.dbtasks;
+
+/**
+ * Criteria for {@link DbTasks#list(TaskFilter, int, int)}; each {@code null} field matches all.
+ *
+ * @param status only tasks in this state, or {@code null}
+ * @param queue only tasks of this queue, or {@code null}
+ * @param kind only tasks of this kind, or {@code null}
+ */
+public record TaskFilter(TaskStatus status, String queue, String kind) {
+    /** A filter that matches every task. */
+    public static final TaskFilter ALL = new TaskFilter(null, null, null);
+}

@@ -1,0 +1,211 @@
+package io.dbtasks;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * A task to enqueue. Immutable and thread-safe; build one with {@link #builder(String)}.
+ *
+ * <p>Unset fields take the engine's defaults: queue {@value DbTasks#DEFAULT_QUEUE}, priority 0,
+ * due now (database clock), the engine's max attempts, retry policy and timeout.
+ *
+ * @param kind the stable name of the handler that will run it; required
+ * @param payload the payload, written as JSON by Jackson; {@code null} for none
+ * @param queue the queue, or {@code null} for the default
+ * @param priority higher runs first among due tasks of a queue
+ * @param runAt when it becomes due, or {@code null} for now
+ * @param runAfter a delay from the database's now, or {@code null}; ignored when {@code runAt} is set
+ * @param maxAttempts attempts allowed, or {@code null} for the engine default
+ * @param retryPolicy the backoff between attempts, or {@code null} for the engine default
+ * @param timeout how long one attempt may run before it is interrupted and TIMED_OUT, or {@code
+ *     null} for the engine default
+ * @param idempotencyKey a unique key: enqueuing it again returns the existing task; or {@code null}
+ * @param name a display name, or {@code null}
+ * @param reference a business reference, or {@code null}
+ */
+public record TaskRequest(
+        String kind,
+        Object payload,
+        String queue,
+        int priority,
+        Instant runAt,
+        Duration runAfter,
+        Integer maxAttempts,
+        RetryPolicy retryPolicy,
+        Duration timeout,
+        String idempotencyKey,
+        String name,
+        String reference) {
+
+    /** The longest kind, queue, name or reference accepted. */
+    public static final int MAX_NAME_LENGTH = 200;
+
+    /** The longest idempotency key accepted. */
+    public static final int MAX_KEY_LENGTH = 255;
+
+    public TaskRequest {
+        requireName(kind, "kind");
+        if (queue != null) {
+            requireName(queue, "queue");
+        }
+        if (maxAttempts != null && maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
+        }
+        if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
+            throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+        }
+        if (runAfter != null && runAfter.isNegative()) {
+            throw new IllegalArgumentException("runAfter must not be negative, got " + runAfter);
+        }
+        if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > MAX_KEY_LENGTH)) {
+            throw new IllegalArgumentException(
+                    "idempotencyKey must be 1 to " + MAX_KEY_LENGTH + " characters and not blank");
+        }
+        checkLength(name, "name");
+        checkLength(reference, "reference");
+    }
+
+    /**
+     * Starts a request for a task of {@code kind}.
+     *
+     * @param kind the handler's kind, 1 to {@value #MAX_NAME_LENGTH} characters
+     * @return a builder
+     */
+    public static Builder builder(String kind) {
+        return new Builder(kind);
+    }
+
+    /**
+     * A request for {@code kind} with {@code payload} and every other field defaulted.
+     *
+     * @param kind the handler's kind
+     * @param payload the payload, or {@code null}
+     * @return the request
+     * @throws IllegalArgumentException if {@code kind} is blank or too long
+     */
+    public static TaskRequest of(String kind, Object payload) {
+        return builder(kind).payload(payload).build();
+    }
+
+    private static void requireName(String value, String field) {
+        Objects.requireNonNull(value, field);
+        if (value.isBlank() || value.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException(
+                    field + " must be 1 to " + MAX_NAME_LENGTH + " characters and not blank, got '" + value + "'");
+        }
+    }
+
+    private static void checkLength(String value, String field) {
+        if (value != null && value.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException(field + " must be at most " + MAX_NAME_LENGTH + " characters");
+        }
+    }
+
+    /** Builds a {@link TaskRequest}. Not thread-safe. */
+    public static final class Builder {
+        private final String kind;
+        private Object payload;
+        private String queue;
+        private int priority;
+        private Instant runAt;
+        private Duration runAfter;
+        private Integer maxAttempts;
+        private RetryPolicy retryPolicy;
+        private Duration timeout;
+        private String idempotencyKey;
+        private String name;
+        private String reference;
+
+        private Builder(String kind) {
+            this.kind = kind;
+        }
+
+        /** @param payload written as JSON; {@code null} for none @return this */
+        public Builder payload(Object payload) {
+            this.payload = payload;
+            return this;
+        }
+
+        /** @param queue the queue name @return this */
+        public Builder queue(String queue) {
+            this.queue = queue;
+            return this;
+        }
+
+        /** @param priority higher runs first @return this */
+        public Builder priority(int priority) {
+            this.priority = priority;
+            return this;
+        }
+
+        /** @param runAt when due; {@code null} for now @return this */
+        public Builder runAt(Instant runAt) {
+            this.runAt = runAt;
+            return this;
+        }
+
+        /** @param delay due this long after the database's now @return this */
+        public Builder runAfter(Duration delay) {
+            this.runAfter = delay;
+            return this;
+        }
+
+        /** @param maxAttempts at least 1 @return this */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** @param retryPolicy the backoff @return this */
+        public Builder retryPolicy(RetryPolicy retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        /** @param timeout per attempt, positive @return this */
+        public Builder timeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** @param key a unique key, at most {@value TaskRequest#MAX_KEY_LENGTH} characters @return this */
+        public Builder idempotencyKey(String key) {
+            this.idempotencyKey = key;
+            return this;
+        }
+
+        /** @param name a display name @return this */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /** @param reference a business reference @return this */
+        public Builder reference(String reference) {
+            this.reference = reference;
+            return this;
+        }
+
+        /**
+         * @return the request
+         * @throws IllegalArgumentException if a field is out of range
+         * @throws NullPointerException if the kind is {@code null}
+         */
+        public TaskRequest build() {
+            return new TaskRequest(
+                    kind,
+                    payload,
+                    queue,
+                    priority,
+                    runAt,
+                    runAfter,
+                    maxAttempts,
+                    retryPolicy,
+                    timeout,
+                    idempotencyKey,
+                    name,
+                    reference);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.AttemptOutcome;
+import io.dbtasks.internal.dialect.Dialect;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+
+/** Writes the execution history: one row per attempt, in the transaction that settles it. */
+final class Attempts {
+    static final int MAX_MESSAGE = 4000;
+    static final int MAX_STACK = 16000;
+
+    /** One attempt row; error fields are {@code null} on success. */
+    record Row(
+            long taskId,
+            int attempt,
+            String queue,
+            String worker,
+            long leaseToken,
+            Instant startedAt,
+            long durationMs,
+            AttemptOutcome outcome,
+            String errorClass,
+            String errorMessage,
+            String stackTrace) {
+
+        static Row of(io.dbtasks.Task t, long durationMs, AttemptOutcome outcome, Throwable error) {
+            return new Row(
+                    t.id(),
+                    t.attempt(),
+                    t.queue(),
+                    t.leaseOwner(),
+                    t.leaseToken(),
+                    t.startedAt(),
+                    durationMs,
+                    outcome,
+                    error == null ? null : error.getClass().getName(),
+                    error == null ? null : truncate(String.valueOf(error.getMessage()), MAX_MESSAGE),
+                    error == null ? null : Attempts.stackTrace(error));
+        }
+    }
+
+    private final String sql;
+    private final Dialect dialect;
+
+    Attempts(Dialect dialect) {
+        this.dialect = dialect;
+        this.sql = "INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
+                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
+                + " VALUES (?, ?, ?, ?, ?, COALESCE(?, " + dialect.now() + "), " + dialect.now()
+                + ", ?, ?, ?, ?, ?)";
+    }
+
+    void insert(Connection c, Row r) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, r.taskId());
+            ps.setInt(2, r.attempt());
+            ps.setString(3, r.queue());
+            ps.setString(4, r.worker() == null ? "unknown" : r.worker());
+            ps.setLong(5, r.leaseToken());
+            dialect.setInstant(ps, 6, r.startedAt());
+            ps.setLong(7, r.durationMs());
+            ps.setString(8, r.outcome().name());
+            ps.setString(9, r.errorClass());
+            ps.setString(10, r.errorMessage());
+            ps.setString(11, r.stackTrace());
+            ps.executeUpdate();
+        }
+    }
+
+    /** A readable one-line reason: {@code ClassName: message}. */
+    static String reason(Throwable t) {
+        String m = t.getMessage();
+        return truncate(t.getClass().getName() + (m == null ? "" : ": " + m), MAX_MESSAGE);
+    }
+
+    static String stackTrace(Throwable t) {
+        StringWriter w = new StringWriter();
+        t.printStackTrace(new PrintWriter(w));
+        return truncate(w.toString(), MAX_STACK);
+    }
+
+    static String truncate(String s, int max) {
+        if (s == null || s.length() <= max) {
+            return s;
+        }
+        return s.substring(0, max - 15) + "...[truncated]";
+    }
+}

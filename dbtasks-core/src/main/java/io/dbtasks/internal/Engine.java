@@ -1,0 +1,297 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.Task;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.dialect.Dialects;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Wires the parts of one engine and runs its threads: one claim loop per queue, handler threads
+ * (its own pool or the caller's executor), and a small scheduler for heartbeats, timeouts and
+ * rescue.
+ */
+public final class Engine {
+    private static final Logger log = LoggerFactory.getLogger(Engine.class);
+
+    private final EngineConfig config;
+    private final Dialect dialect;
+    private final HandlerRegistry handlers;
+    private final Enqueuer enqueuer;
+    private final TaskQueries queries;
+    private final TaskOperations operations;
+    private final Leases leases;
+    private final Completions completions;
+    private final Map<String, QueueWorker> workers = new ConcurrentHashMap<>();
+    private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+    private final Object lifecycle = new Object();
+    private volatile boolean started;
+    private volatile boolean closed;
+    private ExecutorService executor;
+    private ScheduledExecutorService scheduler;
+
+    private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
+        this.config = config;
+        this.dialect = dialect;
+        this.handlers = handlers;
+        Jdbc jdbc = new Jdbc(dataSource);
+        Attempts attempts = new Attempts(dialect);
+        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
+        this.queries = new TaskQueries(jdbc, dialect);
+        this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
+        this.leases = new Leases(jdbc, dialect, attempts, config);
+        this.completions = new Completions(jdbc, dialect, attempts);
+    }
+
+    /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
+    public static Engine create(
+            DataSource dataSource, EngineConfig config, HandlerRegistry handlers, JsonMapper mapper, boolean migrate) {
+        Dialect dialect = Dialects.detect(dataSource);
+        if (migrate) {
+            migrate(dataSource, dialect);
+        }
+        return new Engine(dataSource, config, handlers, dialect);
+    }
+
+    /** Applies the dialect's migrations with dbtasks' own history table. */
+    public static void migrate(DataSource dataSource, Dialect dialect) {
+        try {
+            Flyway.configure(Engine.class.getClassLoader())
+                    .dataSource(dataSource)
+                    .table("dbtasks_schema_history")
+                    .locations("classpath:io/dbtasks/migration/" + dialect.name())
+                    .baselineOnMigrate(true)
+                    .baselineVersion("0")
+                    .load()
+                    .migrate();
+        } catch (RuntimeException e) {
+            throw new DbTasksException(
+                    "Migrating the dbtasks schema (" + dialect.name() + ") failed: "
+                            + e.getMessage() + "; check that the database user may create tables, or migrate"
+                            + " io/dbtasks/migration/" + dialect.name() + " yourself and build with migrate(false)",
+                    e);
+        }
+    }
+
+    public void start() {
+        synchronized (lifecycle) {
+            if (closed) {
+                throw new IllegalStateException("This DbTasks was stopped; build a new one");
+            }
+            if (started) {
+                return;
+            }
+            started = true;
+            if (config.queues().isEmpty()) {
+                log.info("dbtasks {} started without workers (producer only)", config.workerId());
+                return;
+            }
+            int threads = config.queues().values().stream()
+                    .mapToInt(Integer::intValue)
+                    .sum();
+            executor = config.executor() != null
+                    ? config.executor()
+                    : new ThreadPoolExecutor(
+                            threads,
+                            threads,
+                            60,
+                            TimeUnit.SECONDS,
+                            new LinkedBlockingQueue<>(),
+                            daemonThreads("dbtasks-worker-"));
+            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(2, daemonThreads("dbtasks-lease-"));
+            s.setRemoveOnCancelPolicy(true);
+            scheduler = s;
+            long hb = config.heartbeatInterval().toMillis();
+            scheduler.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            long rescue = config.rescueInterval().toMillis();
+            scheduler.scheduleWithFixedDelay(this::rescue, 0, rescue, TimeUnit.MILLISECONDS);
+            config.queues().forEach((queue, concurrency) -> {
+                QueueWorker w = new QueueWorker(queue, concurrency, this);
+                workers.put(queue, w);
+                w.start();
+            });
+            log.info(
+                    "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
+                    config.workerId(),
+                    dialect.name(),
+                    config.queues(),
+                    handlers.kinds(),
+                    config.lease());
+        }
+    }
+
+    public boolean stop(Duration timeout) {
+        synchronized (lifecycle) {
+            if (closed) {
+                return true;
+            }
+            closed = true;
+            if (!started || workers.isEmpty()) {
+                return true;
+            }
+            for (QueueWorker w : workers.values()) {
+                try {
+                    w.stop();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            long deadline = System.nanoTime() + timeout.toNanos();
+            synchronized (running) {
+                while (!running.isEmpty() && System.nanoTime() < deadline) {
+                    try {
+                        running.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+            List<Execution> unfinished = new ArrayList<>(running);
+            for (Execution e : unfinished) {
+                e.handBack();
+            }
+            scheduler.shutdownNow();
+            if (config.executor() == null) {
+                executor.shutdownNow();
+            }
+            log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
+            return unfinished.isEmpty();
+        }
+    }
+
+    public boolean isRunning() {
+        return started && !closed;
+    }
+
+    public int runningCount() {
+        return running.size();
+    }
+
+    void launch(TaskRows.Claimed claimed, QueueWorker worker) {
+        Execution e = new Execution(claimed, this);
+        running.add(e);
+        try {
+            executor.execute(e);
+        } catch (RejectedExecutionException rejected) {
+            log.warn(
+                    "Executor rejected task {}; handing it back", claimed.task().id());
+            e.handBack();
+            finished(e);
+        }
+    }
+
+    void finished(Execution e) {
+        if (running.remove(e)) {
+            QueueWorker w = workers.get(e.task().queue());
+            if (w != null) {
+                w.released();
+            }
+            synchronized (running) {
+                running.notifyAll();
+            }
+        }
+    }
+
+    private void wake(String queue) {
+        QueueWorker w = workers.get(queue);
+        if (w != null) {
+            w.wakeUp();
+        }
+    }
+
+    private void heartbeat() {
+        try {
+            Map<Long, Execution> live = new java.util.HashMap<>();
+            List<Task> tasks = new ArrayList<>();
+            for (Execution e : running) {
+                if (!e.isSettled()) {
+                    live.put(e.task().id(), e);
+                    tasks.add(e.task());
+                }
+            }
+            for (Long lost : leases.heartbeat(tasks)) {
+                live.get(lost).onLeaseLost();
+            }
+            for (Long id : leases.cancelRequested(tasks)) {
+                live.get(id).onCancelRequested();
+            }
+        } catch (RuntimeException e) {
+            log.error("Heartbeat failed; will retry in {}", config.heartbeatInterval(), e);
+        }
+    }
+
+    private void rescue() {
+        try {
+            while (leases.rescueExpired() > 0 && !closed) {
+                // keep going while there is a backlog
+            }
+        } catch (RuntimeException e) {
+            log.error("Rescue of expired leases failed; will retry in {}", config.rescueInterval(), e);
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    public EngineConfig config() {
+        return config;
+    }
+
+    public Dialect dialect() {
+        return dialect;
+    }
+
+    public HandlerRegistry handlers() {
+        return handlers;
+    }
+
+    public Enqueuer enqueuer() {
+        return enqueuer;
+    }
+
+    public TaskQueries queries() {
+        return queries;
+    }
+
+    public TaskOperations operations() {
+        return operations;
+    }
+
+    Leases leases() {
+        return leases;
+    }
+
+    Completions completions() {
+        return completions;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+}

@@ -1,0 +1,55 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.NonRetryableException;
+import io.dbtasks.RetryPolicy;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.function.DoubleSupplier;
+
+/** The validated, immutable settings of one engine; built by {@code DbTasks.Builder}. */
+public record EngineConfig(
+        String workerId,
+        Map<String, Integer> queues,
+        ExecutorService executor,
+        Duration lease,
+        Duration heartbeatInterval,
+        Duration pollInterval,
+        Duration rescueInterval,
+        Duration shutdownTimeout,
+        int claimBatch,
+        int defaultMaxAttempts,
+        RetryPolicy defaultRetryPolicy,
+        Duration defaultTimeout,
+        List<Class<? extends Throwable>> nonRetryable,
+        DoubleSupplier random) {
+
+    /** @return whether a throwable ends its task without retry */
+    public boolean isNonRetryable(Throwable t) {
+        if (t instanceof Error || t instanceof NonRetryableException) {
+            return true;
+        }
+        for (Class<? extends Throwable> type : nonRetryable) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return {@code host:pid:random}, unique per engine */
+    public static String defaultWorkerId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "unknown-host";
+        }
+        String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
+        return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

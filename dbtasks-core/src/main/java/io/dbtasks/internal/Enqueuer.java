@@ -1,0 +1,177 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.EnqueueResult;
+import io.dbtasks.RetryPolicy;
+import io.dbtasks.Task;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.internal.dialect.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Inserts tasks. A task with an idempotency key is an upsert-do-nothing on the key's unique index:
+ * PostgreSQL skips the insert with {@code ON CONFLICT DO NOTHING}; MariaDB and H2 report the unique
+ * violation, which does not spoil their transaction. Either way the existing task is read back and
+ * returned as a duplicate, never an error.
+ */
+public final class Enqueuer {
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final TaskRows rows;
+    private final HandlerRegistry handlers;
+    private final EngineConfig config;
+    private final Consumer<String> wake;
+    private final String insertSql;
+    private final String insertWithKeySql;
+
+    Enqueuer(Jdbc jdbc, Dialect dialect, HandlerRegistry handlers, EngineConfig config, Consumer<String> wake) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.rows = new TaskRows(dialect);
+        this.handlers = handlers;
+        this.config = config;
+        this.wake = wake;
+        this.insertSql = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
+                + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
+                + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'PENDING',"
+                + " ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, " + dialect.nowPlusMillis() + "), " + dialect.now() + ", "
+                + dialect.now() + ")";
+        this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
+    }
+
+    /** Enqueues in one transaction of its own. */
+    public List<EnqueueResult> enqueue(List<TaskRequest> requests) {
+        List<String> payloads = payloads(requests);
+        List<EnqueueResult> results =
+                jdbc.inTransaction("Enqueue of " + requests.size() + " task(s)", c -> insertAll(c, requests, payloads));
+        wakeQueues(results);
+        return results;
+    }
+
+    /** Enqueues on the caller's connection and transaction. */
+    public List<EnqueueResult> enqueue(Connection connection, List<TaskRequest> requests) {
+        List<String> payloads = payloads(requests);
+        try {
+            List<EnqueueResult> results = insertAll(connection, requests, payloads);
+            wakeQueues(results);
+            return results;
+        } catch (SQLException e) {
+            throw Jdbc.failure("Enqueue of " + requests.size() + " task(s)", e);
+        }
+    }
+
+    private List<String> payloads(List<TaskRequest> requests) {
+        List<String> payloads = new ArrayList<>(requests.size());
+        for (TaskRequest r : requests) {
+            payloads.add(handlers.write(r.payload()));
+        }
+        return payloads;
+    }
+
+    private void wakeQueues(List<EnqueueResult> results) {
+        Set<String> queues = new LinkedHashSet<>();
+        for (EnqueueResult r : results) {
+            if (!r.duplicate()) {
+                queues.add(r.task().queue());
+            }
+        }
+        queues.forEach(wake);
+    }
+
+    private List<EnqueueResult> insertAll(Connection c, List<TaskRequest> requests, List<String> payloads)
+            throws SQLException {
+        List<EnqueueResult> results = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            results.add(insertOne(c, requests.get(i), payloads.get(i)));
+        }
+        return results;
+    }
+
+    private EnqueueResult insertOne(Connection c, TaskRequest r, String payload) throws SQLException {
+        String key = r.idempotencyKey();
+        String sql = key == null ? insertSql : insertWithKeySql;
+        boolean returning = dialect.name().equals("postgresql");
+        try (PreparedStatement ps = returning
+                ? c.prepareStatement(sql + " RETURNING " + Dialect.TASK_COLUMNS)
+                : c.prepareStatement(sql, new String[] {"id"})) {
+            bind(ps, r, payload);
+            if (returning) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return new EnqueueResult(rows.task(rs), false);
+                    }
+                }
+                return existing(c, key);
+            }
+            try {
+                ps.executeUpdate();
+            } catch (SQLException e) {
+                if (key != null && dialect.isUniqueViolation(e)) {
+                    return existing(c, key);
+                }
+                throw e;
+            }
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("The database returned no id for the inserted task");
+                }
+                long id = keys.getLong(1);
+                return new EnqueueResult(select(c, "id = ?", id, ""), false);
+            }
+        }
+    }
+
+    private EnqueueResult existing(Connection c, String key) throws SQLException {
+        Task task = select(c, "idempotency_key = ?", key, dialect.latestCommittedRead());
+        if (task == null) {
+            throw new SQLException("Idempotency key '" + key + "' conflicted, but no task with it is visible;"
+                    + " it may have been deleted concurrently. Enqueue again");
+        }
+        return new EnqueueResult(task, true);
+    }
+
+    private Task select(Connection c, String where, Object arg, String suffix) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE " + where + suffix)) {
+            ps.setObject(1, arg);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rows.task(rs) : null;
+            }
+        }
+    }
+
+    private void bind(PreparedStatement ps, TaskRequest r, String payload) throws SQLException {
+        RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
+        int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
+        var timeout = r.timeout() != null ? r.timeout() : config.defaultTimeout();
+        int i = 1;
+        ps.setString(i++, r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
+        ps.setString(i++, r.kind());
+        ps.setString(i++, r.idempotencyKey());
+        ps.setString(i++, r.name());
+        ps.setString(i++, r.reference());
+        ps.setString(i++, payload);
+        ps.setInt(i++, r.priority());
+        ps.setInt(i++, maxAttempts);
+        ps.setString(i++, policy.backoff().name());
+        ps.setLong(i++, policy.initial().toMillis());
+        ps.setLong(i++, policy.max().toMillis());
+        ps.setDouble(i++, policy.multiplier());
+        ps.setDouble(i++, policy.jitter());
+        if (timeout == null) {
+            ps.setNull(i++, Types.BIGINT);
+        } else {
+            ps.setLong(i++, timeout.toMillis());
+        }
+        dialect.setInstant(ps, i++, r.runAt());
+        ps.setLong(i, r.runAfter() != null ? r.runAfter().toMillis() : 0L);
+    }
+}

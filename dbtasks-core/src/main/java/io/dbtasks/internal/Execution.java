@@ -1,0 +1,361 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.AttemptOutcome;
+import io.dbtasks.DbTasksException;
+import io.dbtasks.InvalidPayloadException;
+import io.dbtasks.LeaseLostException;
+import io.dbtasks.Task;
+import io.dbtasks.TaskContext;
+import io.dbtasks.TaskHandler;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt at one claimed task, and its {@link TaskContext}.
+ *
+ * <p>Exactly one party settles an attempt, decided by a compare-and-set on {@code settled}: the
+ * handler's thread when it returns or throws, the timeout timer, the heartbeat that finds the lease
+ * lost, or shutdown handing the task back. The others only interrupt the handler; whatever it does
+ * afterwards is discarded. Settling writes with the attempt's token, so even a stale settle after a
+ * takeover changes nothing in the database.
+ */
+final class Execution implements Runnable, TaskContext {
+    private static final Logger log = LoggerFactory.getLogger(Execution.class);
+
+    private final TaskRows.Claimed claimed;
+    private final Task task;
+    private final Engine engine;
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private final long startNanos = System.nanoTime();
+    private volatile boolean leaseLost;
+    private volatile boolean cancelRequested;
+    private Thread thread; // guarded by this
+    private ScheduledFuture<?> timeoutFuture; // guarded by this
+
+    Execution(TaskRows.Claimed claimed, Engine engine) {
+        this.claimed = claimed;
+        this.task = claimed.task();
+        this.engine = engine;
+    }
+
+    Task task() {
+        return task;
+    }
+
+    boolean isSettled() {
+        return settled.get();
+    }
+
+    @Override
+    public void run() {
+        synchronized (this) {
+            thread = Thread.currentThread();
+        }
+        try {
+            if (!settled.get()) {
+                execute();
+            }
+        } catch (RuntimeException e) {
+            // Recording the outcome failed (database down): the lease will expire and rescue retries it.
+            log.error(
+                    "Task {} ({}): could not record the outcome of attempt {}; it will be rescued after its lease"
+                            + " expires",
+                    task.id(),
+                    task.kind(),
+                    task.attempt(),
+                    e);
+        } finally {
+            synchronized (this) {
+                thread = null;
+                if (timeoutFuture != null) {
+                    timeoutFuture.cancel(false);
+                }
+            }
+            Thread.interrupted(); // clear a late interrupt so it does not leak into the pool's next task
+            engine.finished(this);
+        }
+    }
+
+    private void execute() {
+        HandlerRegistry.Registration<?> registration = engine.handlers().find(task.kind());
+        if (registration == null) {
+            settleFailure(engine.handlers().unknownKind(task.kind()), AttemptOutcome.FAILED, false);
+            return;
+        }
+        Object payload;
+        try {
+            payload = engine.handlers().read(task.kind(), task.payload(), registration.payloadType());
+        } catch (InvalidPayloadException e) {
+            settleFailure(e, AttemptOutcome.FAILED, false);
+            return;
+        }
+        Duration timeout = claimed.timeout();
+        if (timeout != null) {
+            synchronized (this) {
+                timeoutFuture = engine.scheduler().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+        try {
+            invoke(registration, payload);
+        } catch (Throwable t) {
+            if (t instanceof VirtualMachineError vme && !(t instanceof StackOverflowError)) {
+                log.error("Task {} ({}): handler threw {}", task.id(), task.kind(), vme.toString());
+            }
+            if (cancelRequested && isInterruption(t)) {
+                if (settled.compareAndSet(false, true)) {
+                    report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
+                }
+                return;
+            }
+            settleFailure(t, AttemptOutcome.FAILED, !engine.config().isNonRetryable(t));
+            return;
+        }
+        if (settled.compareAndSet(false, true)) {
+            report(engine.completions().succeed(task, elapsedMillis()), "succeeded");
+        } else {
+            log.warn(
+                    "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
+                            + " discarded",
+                    task.id(),
+                    task.kind(),
+                    task.attempt(),
+                    whySettled());
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <P> void invoke(HandlerRegistry.Registration<P> registration, Object payload) throws Exception {
+        TaskHandler<P> handler = registration.handler();
+        handler.handle(this, (P) payload);
+    }
+
+    private void settleFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
+        if (!settled.compareAndSet(false, true)) {
+            log.warn(
+                    "Task {} ({}) attempt {} failed after it was settled ({}); result discarded: {}",
+                    task.id(),
+                    task.kind(),
+                    task.attempt(),
+                    whySettled(),
+                    error.toString());
+            return;
+        }
+        boolean retry = retryable && task.attempt() < task.maxAttempts();
+        boolean recorded;
+        if (retry) {
+            Duration delay = claimed.retryPolicy()
+                    .delayAfter(task.attempt(), engine.config().random());
+            recorded = engine.completions().retry(task, outcome, error, delay, elapsedMillis());
+            if (recorded) {
+                log.info(
+                        "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        task.maxAttempts(),
+                        outcome,
+                        Attempts.reason(error),
+                        delay.toMillis());
+            }
+        } else {
+            recorded = engine.completions().fail(task, outcome, error, elapsedMillis());
+            if (recorded) {
+                log.warn(
+                        "Task {} ({}) FAILED on attempt {}/{} ({}): {}",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        task.maxAttempts(),
+                        retryable ? "out of attempts" : "not retryable",
+                        Attempts.reason(error),
+                        error);
+            }
+        }
+        if (!recorded) {
+            reportLost(outcome.name());
+        }
+    }
+
+    private void report(boolean recorded, String what) {
+        if (recorded) {
+            log.debug("Task {} ({}) attempt {} {}", task.id(), task.kind(), task.attempt(), what);
+        } else {
+            reportLost(what);
+        }
+    }
+
+    private void reportLost(String what) {
+        leaseLost = true;
+        log.warn(
+                "Task {} ({}) attempt {}: {} but lease token {} no longer holds (the lease expired and was taken"
+                        + " over, or an operator changed the task); result discarded",
+                task.id(),
+                task.kind(),
+                task.attempt(),
+                what,
+                task.leaseToken());
+    }
+
+    private void onTimeout() {
+        if (settled.compareAndSet(false, true)) {
+            TimeoutException e = new TimeoutException(
+                    "Attempt exceeded its timeout of " + claimed.timeout().toMillis() + " ms and was interrupted");
+            boolean retry = task.attempt() < task.maxAttempts();
+            try {
+                boolean recorded = retry
+                        ? engine.completions()
+                                .retry(
+                                        task,
+                                        AttemptOutcome.TIMED_OUT,
+                                        e,
+                                        claimed.retryPolicy()
+                                                .delayAfter(
+                                                        task.attempt(),
+                                                        engine.config().random()),
+                                        elapsedMillis())
+                        : engine.completions().fail(task, AttemptOutcome.TIMED_OUT, e, elapsedMillis());
+                if (recorded) {
+                    log.warn(
+                            "Task {} ({}) attempt {} TIMED_OUT after {} ms{}",
+                            task.id(),
+                            task.kind(),
+                            task.attempt(),
+                            claimed.timeout().toMillis(),
+                            retry ? "; will retry" : "; FAILED");
+                } else {
+                    reportLost("timed out");
+                }
+            } catch (DbTasksException dbe) {
+                log.error("Task {}: could not record its timeout; it will be rescued", task.id(), dbe);
+            }
+        }
+        interrupt();
+    }
+
+    /** Called by the heartbeat when the guarded renewal matched 0 rows. */
+    void onLeaseLost() {
+        leaseLost = true;
+        if (settled.compareAndSet(false, true)) {
+            log.warn(
+                    "Task {} ({}) attempt {}: lease token {} lost (expired and taken over, or changed by an"
+                            + " operator); interrupting the handler and discarding its result",
+                    task.id(),
+                    task.kind(),
+                    task.attempt(),
+                    task.leaseToken());
+        }
+        interrupt();
+    }
+
+    /** Called by the heartbeat when an operator asked to cancel. */
+    void onCancelRequested() {
+        if (!cancelRequested) {
+            cancelRequested = true;
+            log.info("Task {} ({}): cancellation requested; interrupting the handler", task.id(), task.kind());
+            interrupt();
+        }
+    }
+
+    /** Shutdown: gives the task back to PENDING without using up the attempt. */
+    void handBack() {
+        if (settled.compareAndSet(false, true)) {
+            leaseLost = true;
+            try {
+                if (engine.completions().handBack(task)) {
+                    log.info("Task {} ({}) handed back to PENDING at shutdown", task.id(), task.kind());
+                }
+            } catch (DbTasksException e) {
+                log.error(
+                        "Task {}: could not hand it back at shutdown; it will be rescued when its lease expires",
+                        task.id(),
+                        e);
+            }
+        }
+        interrupt();
+    }
+
+    private synchronized void interrupt() {
+        if (thread != null) {
+            thread.interrupt();
+        }
+    }
+
+    private String whySettled() {
+        return leaseLost ? "lease lost or handed back" : "timed out";
+    }
+
+    private static boolean isInterruption(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof InterruptedException || c instanceof java.io.InterruptedIOException) {
+                return true;
+            }
+        }
+        return Thread.currentThread().isInterrupted();
+    }
+
+    private long elapsedMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    // --- TaskContext ---
+
+    @Override
+    public long taskId() {
+        return task.id();
+    }
+
+    @Override
+    public String kind() {
+        return task.kind();
+    }
+
+    @Override
+    public String queue() {
+        return task.queue();
+    }
+
+    @Override
+    public int attempt() {
+        return task.attempt();
+    }
+
+    @Override
+    public int maxAttempts() {
+        return task.maxAttempts();
+    }
+
+    @Override
+    public long fencingToken() {
+        return task.leaseToken();
+    }
+
+    @Override
+    public String workerId() {
+        return task.leaseOwner();
+    }
+
+    @Override
+    public boolean isLeaseLost() {
+        return leaseLost;
+    }
+
+    @Override
+    public boolean isCancellationRequested() {
+        return cancelRequested;
+    }
+
+    @Override
+    public void heartbeat() {
+        if (!leaseLost && engine.leases().heartbeat(java.util.List.of(task)).isEmpty()) {
+            return;
+        }
+        onLeaseLost();
+        throw new LeaseLostException("Task " + task.id() + " lease token " + task.leaseToken()
+                + " is no longer held by worker " + task.leaseOwner() + "; stop work and return");
+    }
+}

@@ -1,0 +1,203 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.AttemptOutcome;
+import io.dbtasks.Task;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.dialect.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lease protocol.
+ *
+ * <p>A claim moves due PENDING tasks to RUNNING in one statement, giving each a new fencing token
+ * from the database sequence and a lease that ends {@code lease} after the database's now. The
+ * holder renews it by heartbeat: an UPDATE guarded by {@code id AND lease_token AND status =
+ * 'RUNNING'}; 0 rows means the lease is gone (rescued and re-claimed, retried, handed back) and the
+ * holder must stop. Rescue finds RUNNING tasks whose lease ended by the database clock and, with
+ * one guarded UPDATE per task that re-checks expiry and token, sends each back to PENDING (FAILED
+ * when it has no attempts left) and records a LEASE_EXPIRED attempt in the same transaction. The
+ * old holder's token no longer matches, so nothing it writes afterwards lands.
+ */
+public final class Leases {
+    private static final Logger log = LoggerFactory.getLogger(Leases.class);
+    private static final int RESCUE_BATCH = 100;
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final TaskRows rows;
+    private final Attempts attempts;
+    private final EngineConfig config;
+
+    Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.rows = new TaskRows(dialect);
+        this.attempts = attempts;
+        this.config = config;
+    }
+
+    /** Claims up to {@code limit} due tasks of {@code queue}; see the class comment. */
+    List<TaskRows.Claimed> claim(String queue, int limit) {
+        return jdbc.withConnection(
+                "Claim from queue " + queue,
+                c -> dialect.claim(
+                        c, queue, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+    }
+
+    /**
+     * Renews each lease; returns the ids whose guarded UPDATE changed 0 rows (the lease is lost).
+     * Errors propagate: the caller retries at the next tick, and the lease may meanwhile expire.
+     */
+    Set<Long> heartbeat(Collection<Task> tasks) {
+        if (tasks.isEmpty()) {
+            return Set.of();
+        }
+        return jdbc.withConnection("Heartbeat", c -> {
+            Set<Long> lost = new HashSet<>();
+            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET lease_expires_at = "
+                    + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now()
+                    + " WHERE id = ? AND lease_token = ? AND status = 'RUNNING'")) {
+                for (Task t : tasks) {
+                    ps.setLong(1, config.lease().toMillis());
+                    ps.setLong(2, t.id());
+                    ps.setLong(3, t.leaseToken());
+                    int n = ps.executeUpdate();
+                    if (n == 0) {
+                        lost.add(t.id());
+                    } else if (n != 1) {
+                        throw new IllegalStateException("heartbeat of task " + t.id() + " changed " + n + " rows");
+                    }
+                }
+            }
+            return lost;
+        });
+    }
+
+    /** @return the ids among {@code tasks} that an operator asked to cancel while they hold our lease */
+    Set<Long> cancelRequested(Collection<Task> tasks) {
+        if (tasks.isEmpty()) {
+            return Set.of();
+        }
+        return jdbc.withConnection("Check cancellation", c -> {
+            Set<Long> ids = new HashSet<>();
+            List<Task> list = new ArrayList<>(tasks);
+            String in = String.join(", ", java.util.Collections.nCopies(list.size(), "?"));
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
+                    + ") AND status = 'RUNNING' AND cancel_requested = TRUE")) {
+                for (int i = 0; i < list.size(); i++) {
+                    ps.setLong(i + 1, list.get(i).id());
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        ids.add(rs.getLong(1));
+                    }
+                }
+            }
+            return ids;
+        });
+    }
+
+    /**
+     * Rescues tasks whose lease ended by the database clock.
+     *
+     * @return how many were rescued
+     */
+    int rescueExpired() {
+        record Expired(
+                long id,
+                long token,
+                int attempt,
+                int maxAttempts,
+                String queue,
+                String owner,
+                Instant startedAt,
+                Instant dbNow) {}
+        List<Expired> expired = jdbc.withConnection("Find expired leases", c -> {
+            List<Expired> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts, queue,"
+                    + " lease_owner, started_at, " + dialect.now() + " AS db_now FROM dbtasks_task"
+                    + " WHERE status = 'RUNNING' AND lease_expires_at < " + dialect.now()
+                    + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH)) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new Expired(
+                                rs.getLong("id"),
+                                rs.getLong("lease_token"),
+                                rs.getInt("attempt"),
+                                rs.getInt("max_attempts"),
+                                rs.getString("queue"),
+                                rs.getString("lease_owner"),
+                                dialect.getInstant(rs, "started_at"),
+                                dialect.getInstant(rs, "db_now")));
+                    }
+                }
+            }
+            return out;
+        });
+        int rescued = 0;
+        for (Expired e : expired) {
+            boolean last = e.attempt() >= e.maxAttempts();
+            TaskStatus next = last ? TaskStatus.FAILED : TaskStatus.PENDING;
+            String reason = "Lease of worker " + e.owner() + " (token " + e.token() + ") expired during attempt "
+                    + e.attempt() + (last ? "; no attempts left" : "; rescued for another attempt");
+            boolean done = jdbc.inTransaction("Rescue task " + e.id(), c -> {
+                int n = rescueOne(c, e.id(), e.token(), next, reason);
+                if (n == 0) {
+                    return false; // renewed, completed or rescued by someone else meanwhile
+                }
+                if (n != 1) {
+                    throw new IllegalStateException("rescue of task " + e.id() + " changed " + n + " rows");
+                }
+                long durationMs = e.startedAt() == null
+                        ? 0
+                        : Math.max(0, Duration.between(e.startedAt(), e.dbNow()).toMillis());
+                attempts.insert(
+                        c,
+                        new Attempts.Row(
+                                e.id(),
+                                e.attempt(),
+                                e.queue(),
+                                e.owner(),
+                                e.token(),
+                                e.startedAt(),
+                                durationMs,
+                                AttemptOutcome.LEASE_EXPIRED,
+                                null,
+                                reason,
+                                null));
+                return true;
+            });
+            if (done) {
+                rescued++;
+                log.warn("Rescued task {}: {}; now {}", e.id(), reason, next);
+            }
+        }
+        return rescued;
+    }
+
+    private int rescueOne(Connection c, long id, long token, TaskStatus next, String reason) throws SQLException {
+        String finished = next == TaskStatus.FAILED ? dialect.now() : "NULL";
+        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET status = ?, run_at = "
+                + dialect.now() + ", finished_at = " + finished + ", lease_expires_at = NULL, updated_at = "
+                + dialect.now() + ", last_error = ? WHERE id = ? AND lease_token = ? AND status = 'RUNNING'"
+                + " AND lease_expires_at < " + dialect.now())) {
+            ps.setString(1, next.name());
+            ps.setString(2, reason);
+            ps.setLong(3, id);
+            ps.setLong(4, token);
+            return ps.executeUpdate();
+        }
+    }
+}

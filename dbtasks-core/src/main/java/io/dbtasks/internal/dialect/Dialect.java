@@ -1,0 +1,85 @@
+package io.dbtasks.internal.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Everything that differs between databases: the claim statement, time arithmetic on the database
+ * clock, how instants are bound and read, and how a duplicate idempotency key shows up. Everything
+ * else in the engine is plain SQL shared by all dialects.
+ */
+public interface Dialect {
+    /** The columns every task query selects, in the order {@code TaskRows} reads them. */
+    String TASK_COLUMNS = "id, queue, kind, status, priority, attempt, max_attempts, idempotency_key, name,"
+            + " reference, payload, run_at, lease_owner, lease_token, lease_expires_at, cancel_requested,"
+            + " created_at, updated_at, started_at, finished_at, last_error, backoff, backoff_initial_ms,"
+            + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms";
+
+    /** @return the dialect's name, also the folder of its migrations */
+    String name();
+
+    /** @return an SQL expression for the database's current time */
+    String now();
+
+    /** @return an SQL expression for the database's current time plus {@code ?} milliseconds */
+    String nowPlusMillis();
+
+    /** @return an SQL expression that draws the next fencing token from the sequence */
+    String nextToken();
+
+    /** Binds {@code value} (may be {@code null}) as a timestamp parameter. */
+    void setInstant(PreparedStatement ps, int index, Instant value) throws SQLException;
+
+    /** Reads a timestamp column; {@code null} stays {@code null}. */
+    Instant getInstant(ResultSet rs, String column) throws SQLException;
+
+    /**
+     * Claims up to {@code limit} due PENDING tasks of {@code queue} for {@code owner}: each gets
+     * RUNNING, {@code attempt + 1}, a fresh fencing token and a lease of {@code leaseMillis} from
+     * the database's now. Runs in its own transaction on {@code c}.
+     *
+     * @return the claimed rows, selected with {@link #TASK_COLUMNS}, read by the caller
+     */
+    <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+            throws SQLException;
+
+    /**
+     * The clause to append to the task INSERT when the task has an idempotency key, so that a
+     * duplicate key inserts nothing instead of failing ({@code ""} where a failed statement does not
+     * spoil the transaction and {@link #isUniqueViolation} tells the case instead).
+     */
+    String onKeyConflictDoNothing();
+
+    /** @return whether {@code e} is a unique-constraint violation */
+    boolean isUniqueViolation(SQLException e);
+
+    /** @return the suffix that makes a SELECT read the latest committed row in any isolation */
+    default String latestCommittedRead() {
+        return "";
+    }
+
+    /** Reads one row of a result set. */
+    @FunctionalInterface
+    interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /** The {@code SET} list shared by every dialect's claim. Binds: owner, lease millis. */
+    default String claimSetList() {
+        return "status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, lease_token = " + nextToken()
+                + ", lease_expires_at = " + nowPlusMillis() + ", heartbeat_at = " + now() + ", started_at = "
+                + now() + ", updated_at = " + now() + ", cancel_requested = FALSE";
+    }
+
+    /** The due-task condition shared by every claim. Binds: queue. */
+    default String dueCondition() {
+        return "queue = ? AND status = 'PENDING' AND run_at <= " + now();
+    }
+
+    /** The claim order: priority first, then due time, then age. */
+    String CLAIM_ORDER = "priority DESC, run_at, id";
+}

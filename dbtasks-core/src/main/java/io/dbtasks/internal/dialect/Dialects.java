@@ -1,0 +1,52 @@
+package io.dbtasks.internal.dialect;
+
+import io.dbtasks.DbTasksException;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.util.Locale;
+import javax.sql.DataSource;
+
+/** Picks the dialect from the JDBC metadata of a live connection. */
+public final class Dialects {
+    private Dialects() {}
+
+    /**
+     * @param dataSource the database
+     * @return its dialect
+     * @throws DbTasksException if it cannot be reached or is not supported
+     */
+    public static Dialect detect(DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            DatabaseMetaData md = c.getMetaData();
+            return forProduct(md.getDatabaseProductName(), md.getDatabaseProductVersion());
+        } catch (SQLException e) {
+            throw new DbTasksException(
+                    "Could not connect to detect the database dialect: " + e.getMessage()
+                            + "; check the DataSource URL and credentials",
+                    e);
+        }
+    }
+
+    /**
+     * @param product the JDBC product name
+     * @param version the JDBC product version
+     * @return the dialect
+     * @throws DbTasksException if the product is not supported
+     */
+    public static Dialect forProduct(String product, String version) {
+        String p = product.toLowerCase(Locale.ROOT);
+        String v = version == null ? "" : version.toLowerCase(Locale.ROOT);
+        if (p.contains("postgresql")) {
+            return new PostgresDialect();
+        }
+        if (p.contains("h2")) {
+            return new H2Dialect();
+        }
+        if (p.contains("mariadb") || (p.contains("mysql") && v.contains("mariadb"))) {
+            return new MariaDbDialect();
+        }
+        throw new DbTasksException("Database '" + product + " " + version
+                + "' is not supported; dbtasks runs on PostgreSQL, MariaDB 10.6+ and H2 2.x");
+    }
+}

@@ -1,0 +1,86 @@
+package io.dbtasks.internal.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * H2 2.x, embedded. H2 has no SKIP LOCKED, so a claim is a guarded conditional UPDATE: it picks due
+ * ids, then updates only those still PENDING ({@code WHERE status = 'PENDING'} is re-checked under
+ * the row lock) and reads the changed rows back through {@code FINAL TABLE}. Two claimers racing for
+ * a row: one updates it, the other's guard fails and it simply gets fewer rows.
+ */
+public final class H2Dialect implements Dialect {
+    @Override
+    public String name() {
+        return "h2";
+    }
+
+    @Override
+    public String now() {
+        return "CURRENT_TIMESTAMP(6)";
+    }
+
+    @Override
+    public String nowPlusMillis() {
+        return "DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP(6))";
+    }
+
+    @Override
+    public String nextToken() {
+        return "NEXT VALUE FOR dbtasks_token_seq";
+    }
+
+    @Override
+    public void setInstant(PreparedStatement ps, int index, Instant value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            ps.setObject(index, value.atOffset(ZoneOffset.UTC));
+        }
+    }
+
+    @Override
+    public Instant getInstant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+
+    @Override
+    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+            throws SQLException {
+        String sql = "SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSetList()
+                + " WHERE status = 'PENDING' AND id IN (SELECT id FROM dbtasks_task WHERE " + dueCondition()
+                + " ORDER BY " + CLAIM_ORDER + " LIMIT ?))";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, owner);
+            ps.setLong(2, leaseMillis);
+            ps.setString(3, queue);
+            ps.setInt(4, limit);
+            List<T> rows = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(reader.read(rs));
+                }
+            }
+            return rows;
+        }
+    }
+
+    @Override
+    public String onKeyConflictDoNothing() {
+        return "";
+    }
+
+    @Override
+    public boolean isUniqueViolation(SQLException e) {
+        return "23505".equals(e.getSQLState());
+    }
+}

@@ -1,0 +1,136 @@
+package io.dbtasks.internal.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * MariaDB 10.6+ (SKIP LOCKED and sequences). Claims in one READ COMMITTED transaction: {@code SELECT
+ * ... FOR UPDATE SKIP LOCKED} locks due rows no other claimer holds, one UPDATE marks them RUNNING
+ * with a token from {@code dbtasks_token_seq}, and a SELECT reads them back (MariaDB has no {@code
+ * UPDATE ... RETURNING}). Times are UTC {@code DATETIME(6)} from {@code UTC_TIMESTAMP(6)}, so the
+ * session time zone does not matter.
+ */
+public final class MariaDbDialect implements Dialect {
+    @Override
+    public String name() {
+        return "mariadb";
+    }
+
+    @Override
+    public String now() {
+        return "UTC_TIMESTAMP(6)";
+    }
+
+    @Override
+    public String nowPlusMillis() {
+        return "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))";
+    }
+
+    @Override
+    public String nextToken() {
+        return "NEXTVAL(dbtasks_token_seq)";
+    }
+
+    @Override
+    public void setInstant(PreparedStatement ps, int index, Instant value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.TIMESTAMP);
+        } else {
+            ps.setObject(index, LocalDateTime.ofInstant(value, ZoneOffset.UTC));
+        }
+    }
+
+    @Override
+    public Instant getInstant(ResultSet rs, String column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    }
+
+    @Override
+    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+            throws SQLException {
+        int isolation = c.getTransactionIsolation();
+        // READ COMMITTED: no gap locks, so claimers and enqueuers do not block each other.
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        c.setAutoCommit(false);
+        try {
+            List<Long> ids = new ArrayList<>(limit);
+            try (PreparedStatement ps = c.prepareStatement("SELECT id FROM dbtasks_task WHERE " + dueCondition()
+                    + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED")) {
+                ps.setString(1, queue);
+                ps.setInt(2, limit);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        ids.add(rs.getLong(1));
+                    }
+                }
+            }
+            if (ids.isEmpty()) {
+                c.commit();
+                return Collections.emptyList();
+            }
+            String in = placeholders(ids.size());
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE dbtasks_task SET " + claimSetList() + " WHERE status = 'PENDING' AND id IN (" + in + ")")) {
+                ps.setString(1, owner);
+                ps.setLong(2, leaseMillis);
+                for (int i = 0; i < ids.size(); i++) {
+                    ps.setLong(3 + i, ids.get(i));
+                }
+                int updated = ps.executeUpdate();
+                if (updated != ids.size()) {
+                    throw new IllegalStateException("claim locked " + ids.size() + " rows but updated " + updated);
+                }
+            }
+            List<T> rows = new ArrayList<>(ids.size());
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT " + TASK_COLUMNS + " FROM dbtasks_task WHERE id IN (" + in + ")")) {
+                for (int i = 0; i < ids.size(); i++) {
+                    ps.setLong(1 + i, ids.get(i));
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(reader.read(rs));
+                    }
+                }
+            }
+            c.commit();
+            return rows;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+            c.setTransactionIsolation(isolation);
+        }
+    }
+
+    @Override
+    public String onKeyConflictDoNothing() {
+        return "";
+    }
+
+    @Override
+    public boolean isUniqueViolation(SQLException e) {
+        return e.getErrorCode() == 1062
+                || "23000".equals(e.getSQLState()) && e.getMessage().contains("Duplicate");
+    }
+
+    @Override
+    public String latestCommittedRead() {
+        return " LOCK IN SHARE MODE";
+    }
+
+    static String placeholders(int n) {
+        return String.join(", ", Collections.nCopies(n, "?"));
+    }
+}

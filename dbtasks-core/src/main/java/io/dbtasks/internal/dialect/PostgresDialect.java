@@ -1,0 +1,85 @@
+package io.dbtasks.internal.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * PostgreSQL 12+. Claims with one {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)
+ * RETURNING}, so concurrent claimers step over each other's rows instead of waiting. Time is {@code
+ * clock_timestamp()}, the wall clock at each call, not the transaction start.
+ */
+public final class PostgresDialect implements Dialect {
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    public String now() {
+        return "clock_timestamp()";
+    }
+
+    @Override
+    public String nowPlusMillis() {
+        return "(clock_timestamp() + ? * INTERVAL '1 millisecond')";
+    }
+
+    @Override
+    public String nextToken() {
+        return "nextval('dbtasks_token_seq')";
+    }
+
+    @Override
+    public void setInstant(PreparedStatement ps, int index, Instant value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            ps.setObject(index, value.atOffset(ZoneOffset.UTC));
+        }
+    }
+
+    @Override
+    public Instant getInstant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+
+    @Override
+    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+            throws SQLException {
+        String sql = "UPDATE dbtasks_task SET " + claimSetList() + " WHERE id IN (SELECT id FROM dbtasks_task WHERE "
+                + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING "
+                + TASK_COLUMNS;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, owner);
+            ps.setLong(2, leaseMillis);
+            ps.setString(3, queue);
+            ps.setInt(4, limit);
+            List<T> rows = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(reader.read(rs));
+                }
+            }
+            return rows;
+        }
+    }
+
+    @Override
+    public String onKeyConflictDoNothing() {
+        return " ON CONFLICT (idempotency_key) DO NOTHING";
+    }
+
+    @Override
+    public boolean isUniqueViolation(SQLException e) {
+        return "23505".equals(e.getSQLState());
+    }
+}
