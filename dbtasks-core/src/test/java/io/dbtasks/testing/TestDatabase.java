@@ -1,0 +1,98 @@
+package io.dbtasks.testing;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.sql.DataSource;
+
+/**
+ * The databases the tests run against. H2 is in memory; PostgreSQL and MariaDB are reached over
+ * localhost at URLs that environment variables override:
+ *
+ * <ul>
+ *   <li>{@code DBTASKS_TEST_POSTGRES_URL}, default {@code
+ *       jdbc:postgresql://127.0.0.1:5432/dbtasks_test?user=postgres}
+ *   <li>{@code DBTASKS_TEST_MARIADB_URL}, default {@code
+ *       jdbc:mariadb://127.0.0.1:3306/dbtasks_test?user=root}
+ * </ul>
+ *
+ * <p>The system property {@code dbtasks.test.databases} (default {@code h2,postgresql,mariadb})
+ * lists the databases that are required: a required database that cannot be reached fails its
+ * tests rather than skipping them. A database left out of the list is skipped.
+ */
+public enum TestDatabase {
+    H2("jdbc:h2:mem:dbtasks_test;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000", null),
+    POSTGRESQL("jdbc:postgresql://127.0.0.1:5432/dbtasks_test?user=postgres", "DBTASKS_TEST_POSTGRES_URL"),
+    MARIADB("jdbc:mariadb://127.0.0.1:3306/dbtasks_test?user=root", "DBTASKS_TEST_MARIADB_URL");
+
+    private static final Map<TestDatabase, HikariDataSource> POOLS = new ConcurrentHashMap<>();
+
+    private final String defaultUrl;
+    private final String env;
+
+    TestDatabase(String defaultUrl, String env) {
+        this.defaultUrl = defaultUrl;
+        this.env = env;
+    }
+
+    /** @return the JDBC URL, from the environment if set */
+    public String url() {
+        String fromEnv = env == null ? null : System.getenv(env);
+        return fromEnv != null && !fromEnv.isBlank() ? fromEnv : defaultUrl;
+    }
+
+    /** @return whether {@code dbtasks.test.databases} lists this database */
+    public boolean required() {
+        String list = System.getProperty("dbtasks.test.databases", "h2,postgresql,mariadb");
+        return Arrays.stream(list.split(","))
+                .map(s -> s.trim().toLowerCase(Locale.ROOT))
+                .anyMatch(s -> s.equals(name().toLowerCase(Locale.ROOT)));
+    }
+
+    /** @return the required databases */
+    public static List<TestDatabase> requiredDatabases() {
+        return Arrays.stream(values()).filter(TestDatabase::required).toList();
+    }
+
+    /**
+     * A shared pool for this database, created on first use.
+     *
+     * @return the pool
+     */
+    public DataSource dataSource() {
+        return POOLS.computeIfAbsent(this, db -> db.newPool(24));
+    }
+
+    /** @return a new pool of its own, which the caller closes */
+    public HikariDataSource newPool(int size) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(url());
+        c.setMaximumPoolSize(size);
+        c.setPoolName("test-" + name().toLowerCase(Locale.ROOT));
+        c.setConnectionTimeout(10_000);
+        return new HikariDataSource(c);
+    }
+
+    /** Deletes every row of the dbtasks tables (if they exist), so a test starts empty. */
+    public void clear() {
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            for (String table : List.of("dbtasks_attempt", "dbtasks_task")) {
+                try {
+                    s.executeUpdate("DELETE FROM " + table);
+                } catch (SQLException e) {
+                    // not migrated yet
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot reach " + this + " at " + url() + ": " + e.getMessage(), e);
+        }
+    }
+}
