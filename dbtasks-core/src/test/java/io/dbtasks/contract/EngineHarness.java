@@ -1,34 +1,65 @@
 package io.dbtasks.contract;
 
+import static org.awaitility.Awaitility.await;
+
 import io.dbtasks.DbTasks;
+import io.dbtasks.Task;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.dialect.Dialects;
 import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import javax.sql.DataSource;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
  * Base of the contract suite: each concrete subclass names one database, and every test runs
- * against it with empty tables. Engines built with {@link #engine} are stopped after each test.
+ * against it with empty tables. Engines built with {@link #engine} are stopped after each test;
+ * latches made with {@link #latch()} are opened first, so a handler blocked on one does not hold up
+ * the shutdown.
  */
 public abstract class EngineHarness {
+    /** How long any awaited state change may take before the test fails. */
+    protected static final Duration PATIENCE = Duration.ofSeconds(15);
+
     protected final List<DbTasks> engines = new ArrayList<>();
+    private final List<CountDownLatch> latches = new ArrayList<>();
+    private Dialect dialect;
 
     protected abstract TestDatabase database();
 
     @BeforeEach
-    void prepareDatabase() {
+    protected void prepareDatabase() {
         Assumptions.assumeTrue(database().required(), database() + " is not in dbtasks.test.databases");
         // Migrate (idempotent) and empty the tables.
         DbTasks.builder(database().dataSource()).workers(false).build().close();
         database().clear();
+        dialect = Dialects.detect(database().dataSource());
     }
 
     @AfterEach
-    void stopEngines() {
+    protected void stopEngines() {
+        synchronized (latches) {
+            latches.forEach(l -> {
+                while (l.getCount() > 0) {
+                    l.countDown();
+                }
+            });
+            latches.clear();
+        }
         for (DbTasks e : engines) {
             e.stop(Duration.ofSeconds(5));
         }
@@ -46,5 +77,108 @@ public abstract class EngineHarness {
         DbTasks e = b.build();
         engines.add(e);
         return e;
+    }
+
+    /** Builds an engine that enqueues, queries and operates but never claims. */
+    protected DbTasks producer() {
+        return engine(b -> b.workers(false));
+    }
+
+    /** A latch of {@code count} that is opened after the test, whatever happened. */
+    protected CountDownLatch latch(int count) {
+        CountDownLatch l = new CountDownLatch(count);
+        synchronized (latches) {
+            latches.add(l);
+        }
+        return l;
+    }
+
+    /** A latch of 1 that is opened after the test. */
+    protected CountDownLatch latch() {
+        return latch(1);
+    }
+
+    /** Waits (at most {@link #PATIENCE}) for {@code latch}; fails the handler or test if it stays shut. */
+    protected static void awaitLatch(CountDownLatch latch) throws InterruptedException {
+        if (!latch.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError("latch not opened within " + PATIENCE);
+        }
+    }
+
+    /** Awaitility with the suite's patience and a short poll. */
+    protected static ConditionFactory eventually() {
+        return await().atMost(PATIENCE).pollInterval(Duration.ofMillis(20)).pollDelay(Duration.ZERO);
+    }
+
+    /** Waits until the task is in {@code status} and returns it. */
+    protected static Task awaitStatus(DbTasks tasks, long id, TaskStatus status) {
+        eventually()
+                .alias("task " + id + " to become " + status)
+                .until(() -> tasks.find(id).orElseThrow().status() == status);
+        return tasks.find(id).orElseThrow();
+    }
+
+    /** Asserts that the task stays in {@code status} for {@code period} (for "must not run" checks). */
+    protected static void assertStaysIn(DbTasks tasks, long id, TaskStatus status, Duration period) {
+        await().during(period)
+                .atMost(period.plusSeconds(5))
+                .pollInterval(Duration.ofMillis(20))
+                .alias("task " + id + " to stay " + status)
+                .until(() -> tasks.find(id).orElseThrow().status() == status);
+    }
+
+    /** The dialect of the database under test. */
+    protected Dialect dialect() {
+        return dialect;
+    }
+
+    /** Runs one SQL update with the arguments bound in order; {@link Instant}s bound as timestamps. */
+    protected int sql(String update, Object... args) {
+        try (Connection c = database().dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(update)) {
+            bind(ps, args);
+            return ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(update, e);
+        }
+    }
+
+    /** Runs a query whose first column of the first row is a number. */
+    protected long count(String query, Object... args) {
+        try (Connection c = database().dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(query)) {
+            bind(ps, args);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(query, e);
+        }
+    }
+
+    /** Makes a RUNNING task's lease end an hour ago, as if its worker had stopped heartbeating. */
+    protected void expireLease(long taskId) {
+        int n = sql(
+                "UPDATE dbtasks_task SET lease_expires_at = ? WHERE id = ? AND status = 'RUNNING'",
+                Instant.now().minus(Duration.ofHours(1)),
+                taskId);
+        if (n != 1) {
+            throw new IllegalStateException("task " + taskId + " is not RUNNING; cannot expire its lease");
+        }
+    }
+
+    protected DataSource dataSource() {
+        return database().dataSource();
+    }
+
+    private void bind(PreparedStatement ps, Object... args) throws SQLException {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof Instant t) {
+                dialect.setInstant(ps, i + 1, t);
+            } else {
+                ps.setObject(i + 1, args[i]);
+            }
+        }
     }
 }

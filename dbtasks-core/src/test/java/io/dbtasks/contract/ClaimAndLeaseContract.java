@@ -1,0 +1,423 @@
+package io.dbtasks.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.Attempt;
+import io.dbtasks.AttemptOutcome;
+import io.dbtasks.DbTasks;
+import io.dbtasks.LeaseLostException;
+import io.dbtasks.Page;
+import io.dbtasks.Task;
+import io.dbtasks.TaskFilter;
+import io.dbtasks.TaskHandler;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.testing.LogCapture;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Claims are exclusive, leases are fenced by their token, expired leases are rescued, and shutdown
+ * hands unfinished work back. Run once per database by the subclasses.
+ */
+public abstract class ClaimAndLeaseContract extends EngineHarness {
+    static final String KIND = "lease.work";
+    static final String EXECUTION_LOGGER = "io.dbtasks.internal.Execution";
+
+    @Test
+    void eachOfFiveHundredTasksRunsExactlyOnceAcrossFourEnginesUnderDistinctTokens() {
+        int tasks = 500;
+        Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
+        Map<Long, Long> tokenByTask = new ConcurrentHashMap<>();
+        Set<Long> tokens = ConcurrentHashMap.newKeySet();
+        AtomicInteger reusedTokens = new AtomicInteger();
+        TaskHandler<Void> record = (ctx, p) -> {
+            runs.computeIfAbsent(ctx.taskId(), id -> new AtomicInteger()).incrementAndGet();
+            tokenByTask.put(ctx.taskId(), ctx.fencingToken());
+            if (!tokens.add(ctx.fencingToken())) {
+                reusedTokens.incrementAndGet();
+            }
+        };
+        List<DbTasks> four = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            String worker = "engine-" + i;
+            four.add(engine(b -> b.workerId(worker)
+                    .queue(DbTasks.DEFAULT_QUEUE, 4)
+                    .claimBatch(4)
+                    .handler(KIND, Void.class, record)));
+        }
+        List<TaskRequest> batch = new ArrayList<>();
+        for (int i = 0; i < tasks; i++) {
+            batch.add(TaskRequest.builder(KIND).reference("t-" + i).build());
+        }
+        producer().enqueueAll(batch);
+
+        four.forEach(DbTasks::start);
+
+        DbTasks any = four.get(0);
+        eventually()
+                .alias("all " + tasks + " tasks SUCCEEDED")
+                .until(() -> any.stats().tasks().get(TaskStatus.SUCCEEDED) == tasks);
+        assertThat(runs).hasSize(tasks);
+        assertThat(runs.values()).allSatisfy(n -> assertThat(n).hasValue(1));
+        assertThat(tokens).hasSize(tasks);
+        assertThat(reusedTokens).hasValue(0);
+        // The database agrees: one SUCCEEDED attempt per task, under the token the handler saw.
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt")).isEqualTo(tasks);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE outcome = 'SUCCEEDED' AND attempt = 1"))
+                .isEqualTo(tasks);
+        assertThat(count("SELECT COUNT(DISTINCT lease_token) FROM dbtasks_attempt"))
+                .isEqualTo(tasks);
+        Page<Task> all = any.list(TaskFilter.ALL, 0, 1000);
+        assertThat(all.total()).isEqualTo(tasks);
+        assertThat(all.items()).allSatisfy(t -> {
+            assertThat(t.status()).isEqualTo(TaskStatus.SUCCEEDED);
+            assertThat(t.attempt()).isEqualTo(1);
+            assertThat(t.leaseToken()).isEqualTo(tokenByTask.get(t.id()));
+            assertThat(t.leaseOwner()).startsWith("engine-");
+        });
+    }
+
+    @Test
+    void higherPriorityRunsFirstAndTasksNotYetDueWait() {
+        List<String> order = new CopyOnWriteArrayList<>();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 1)
+                .claimBatch(1)
+                .handler(KIND, Void.class, (ctx, p) -> order.add(label(ctx.taskId()))));
+        long low = tasks.enqueue(
+                        TaskRequest.builder(KIND).name("low").priority(1).build())
+                .task()
+                .id();
+        long high = tasks.enqueue(
+                        TaskRequest.builder(KIND).name("high").priority(9).build())
+                .task()
+                .id();
+        long future = tasks.enqueue(TaskRequest.builder(KIND)
+                        .name("future")
+                        .priority(100)
+                        .runAfter(Duration.ofHours(1))
+                        .build())
+                .task()
+                .id();
+
+        tasks.start();
+
+        awaitStatus(tasks, low, TaskStatus.SUCCEEDED);
+        awaitStatus(tasks, high, TaskStatus.SUCCEEDED);
+        assertThat(order).containsExactly(label(high), label(low));
+        Task waiting = tasks.find(future).orElseThrow();
+        assertThat(waiting.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(waiting.attempt()).isZero();
+        assertThat(tasks.attempts(future)).isEmpty();
+    }
+
+    private static String label(long id) {
+        return "task " + id;
+    }
+
+    /** What a takeover left behind: the task's id, the old worker's token, and the new owner's final row. */
+    record Takeover(DbTasks oldWorker, long id, long oldToken, Task settled) {}
+
+    /**
+     * Worker "old-owner" claims the task and blocks; its lease is made to end (as if it had paused);
+     * engine "new-owner" rescues the task and runs it to SUCCEEDED. Then the old worker's handler
+     * continues with {@code oldWorkerAfterTakeover}, and this returns once it has finished.
+     *
+     * <p>The old worker's heartbeat interval (20 s) is longer than the scenario, so its lease is lost
+     * only by the takeover, never renewed; its single slot is busy, so it cannot re-claim the task.
+     */
+    private Takeover takeOver(TaskHandler<Void> oldWorkerAfterTakeover) throws Exception {
+        CountDownLatch started = latch();
+        CountDownLatch release = latch();
+        DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .queue(DbTasks.DEFAULT_QUEUE, 1)
+                .lease(Duration.ofSeconds(60))
+                .rescueInterval(Duration.ofMinutes(10))
+                .handler(KIND, Void.class, (ctx, p) -> {
+                    started.countDown();
+                    awaitLatch(release);
+                    oldWorkerAfterTakeover.handle(ctx, p);
+                }));
+        DbTasks newOwner = engine(b -> b.workerId("new-owner").handler(KIND, Void.class, (ctx, p) -> {}));
+        long id = oldWorker
+                .enqueue(TaskRequest.builder(KIND).maxAttempts(3).build())
+                .task()
+                .id();
+        oldWorker.start();
+        awaitLatch(started);
+        Task claimed = oldWorker.find(id).orElseThrow();
+        assertThat(claimed.status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(claimed.leaseOwner()).isEqualTo("old-owner");
+        assertThat(claimed.attempt()).isEqualTo(1);
+
+        expireLease(id);
+        newOwner.start();
+
+        Task settled = awaitStatus(newOwner, id, TaskStatus.SUCCEEDED);
+        assertThat(settled.attempt()).isEqualTo(2);
+        assertThat(settled.leaseToken()).isGreaterThan(claimed.leaseToken());
+        List<Attempt> attempts = newOwner.attempts(id);
+        assertThat(attempts)
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        Attempt expired = attempts.get(0);
+        assertThat(expired.attempt()).isEqualTo(1);
+        assertThat(expired.worker()).isEqualTo("old-owner");
+        assertThat(expired.leaseToken()).isEqualTo(claimed.leaseToken());
+        assertThat(expired.errorMessage()).contains("expired");
+        Attempt rerun = attempts.get(1);
+        assertThat(rerun.attempt()).isEqualTo(2);
+        assertThat(rerun.worker()).isEqualTo("new-owner");
+        assertThat(rerun.leaseToken()).isEqualTo(settled.leaseToken());
+
+        release.countDown();
+        eventually().alias("old worker's handler to finish").until(() -> oldWorker.runningCount() == 0);
+        return new Takeover(oldWorker, id, claimed.leaseToken(), settled);
+    }
+
+    @Test
+    void expiredLeaseIsTakenOverAndOldTokenCannotComplete() throws Exception {
+        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
+            Takeover t = takeOver((ctx, p) -> {});
+
+            // The old worker returned normally; its guarded completion matched 0 rows.
+            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+            assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
+            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
+        }
+    }
+
+    @Test
+    void oldWorkersFailureAfterTakeoverChangesNothing() throws Exception {
+        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
+            Takeover t = takeOver((ctx, p) -> {
+                throw new IllegalStateException("late failure of the old worker");
+            });
+
+            // No FAILED attempt, no retry: the row is exactly what the new owner wrote.
+            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+            assertThat(t.oldWorker().attempts(t.id()))
+                    .extracting(Attempt::outcome)
+                    .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
+        }
+    }
+
+    @Test
+    void oldWorkersHeartbeatThrowsLeaseLostAfterTakeover() throws Exception {
+        AtomicReference<Exception> heartbeat = new AtomicReference<>();
+        AtomicBoolean lostBefore = new AtomicBoolean(true);
+        AtomicBoolean lostAfter = new AtomicBoolean();
+        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
+            Takeover t = takeOver((ctx, p) -> {
+                lostBefore.set(ctx.isLeaseLost());
+                try {
+                    ctx.heartbeat();
+                } catch (RuntimeException e) {
+                    heartbeat.set(e);
+                }
+                lostAfter.set(ctx.isLeaseLost());
+            });
+
+            assertThat(heartbeat.get())
+                    .isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("Task " + t.id())
+                    .hasMessageContaining("token " + t.oldToken());
+            assertThat(lostBefore).isFalse(); // nobody had told it yet
+            assertThat(lostAfter).isTrue();
+            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+            assertThat(log.contains("Task " + t.id(), "lease token " + t.oldToken(), "lost"))
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void heartbeatThatFindsTheLeaseTakenOverInterruptsTheHandler() throws Exception {
+        CountDownLatch started = latch();
+        CountDownLatch interrupted = latch();
+        AtomicBoolean sawLeaseLost = new AtomicBoolean();
+        // Lease 2 s, heartbeat 1.5 s: the takeover below happens well before the first heartbeat,
+        // which then finds its token gone.
+        DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .queue(DbTasks.DEFAULT_QUEUE, 1)
+                .lease(Duration.ofSeconds(2))
+                .heartbeatInterval(Duration.ofMillis(1500))
+                .rescueInterval(Duration.ofMinutes(10))
+                .handler(KIND, Void.class, (ctx, p) -> {
+                    started.countDown();
+                    try {
+                        Thread.sleep(PATIENCE.toMillis());
+                    } catch (InterruptedException e) {
+                        sawLeaseLost.set(ctx.isLeaseLost());
+                        interrupted.countDown();
+                        throw e;
+                    }
+                }));
+        DbTasks newOwner = engine(b -> b.workerId("new-owner").handler(KIND, Void.class, (ctx, p) -> {}));
+        long id = oldWorker.enqueue(TaskRequest.of(KIND, null)).task().id();
+        oldWorker.start();
+        awaitLatch(started);
+        expireLease(id);
+        newOwner.start();
+        Task settled = awaitStatus(newOwner, id, TaskStatus.SUCCEEDED);
+
+        awaitLatch(interrupted);
+
+        assertThat(sawLeaseLost).isTrue();
+        eventually().until(() -> oldWorker.runningCount() == 0);
+        assertThat(newOwner.find(id)).contains(settled);
+        assertThat(newOwner.attempts(id))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+    }
+
+    @Test
+    void expiredLeaseOnTheLastAttemptIsRescuedToFailed() throws Exception {
+        CountDownLatch started = latch();
+        CountDownLatch release = latch();
+        AtomicInteger rescuerRuns = new AtomicInteger();
+        DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .queue(DbTasks.DEFAULT_QUEUE, 1)
+                .lease(Duration.ofSeconds(60))
+                .rescueInterval(Duration.ofMinutes(10))
+                .handler(KIND, Void.class, (ctx, p) -> {
+                    started.countDown();
+                    awaitLatch(release);
+                }));
+        DbTasks rescuer =
+                engine(b -> b.workerId("rescuer").handler(KIND, Void.class, (ctx, p) -> rescuerRuns.incrementAndGet()));
+        long id = oldWorker
+                .enqueue(TaskRequest.builder(KIND).maxAttempts(1).build())
+                .task()
+                .id();
+        oldWorker.start();
+        awaitLatch(started);
+        long oldToken = oldWorker.find(id).orElseThrow().leaseToken();
+        expireLease(id);
+        rescuer.start();
+
+        Task failed = awaitStatus(rescuer, id, TaskStatus.FAILED);
+
+        assertThat(failed.attempt()).isEqualTo(1);
+        assertThat(failed.finishedAt()).isNotNull();
+        assertThat(failed.leaseExpiresAt()).isNull();
+        assertThat(failed.lastError()).contains("old-owner").contains("expired").contains("no attempts left");
+        List<Attempt> attempts = rescuer.attempts(id);
+        assertThat(attempts).hasSize(1);
+        assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.LEASE_EXPIRED);
+        assertThat(attempts.get(0).leaseToken()).isEqualTo(oldToken);
+        assertThat(attempts.get(0).worker()).isEqualTo("old-owner");
+        assertThat(attempts.get(0).finishedAt())
+                .isAfterOrEqualTo(attempts.get(0).startedAt());
+
+        // The old worker finishing late changes nothing, and nobody runs the task again.
+        release.countDown();
+        eventually().until(() -> oldWorker.runningCount() == 0);
+        assertThat(rescuer.find(id)).contains(failed);
+        assertThat(rescuerRuns).hasValue(0);
+    }
+
+    @Test
+    void stopWaitsForARunningTaskThatFinishesInTimeAndStopsClaiming() throws Exception {
+        CountDownLatch started = latch();
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.handler(KIND, Void.class, (ctx, p) -> {
+            runs.incrementAndGet();
+            started.countDown();
+            Thread.sleep(300);
+        }));
+        long first = tasks.enqueue(TaskRequest.of(KIND, null)).task().id();
+        tasks.start();
+        awaitLatch(started);
+
+        boolean clean = tasks.stop(Duration.ofSeconds(10));
+
+        assertThat(clean).isTrue();
+        assertThat(tasks.isRunning()).isFalse();
+        Task done = tasks.find(first).orElseThrow();
+        assertThat(done.status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(tasks.attempts(first)).extracting(Attempt::outcome).containsExactly(AttemptOutcome.SUCCEEDED);
+        // A stopped engine still enqueues (producer side) but claims nothing.
+        long second = tasks.enqueue(TaskRequest.of(KIND, null)).task().id();
+        assertStaysIn(tasks, second, TaskStatus.PENDING, Duration.ofMillis(500));
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void stopHandsBackAnUnfinishedTaskWithoutUsingAnAttemptAndAnotherEngineRunsIt() throws Exception {
+        CountDownLatch started = latch();
+        CountDownLatch interrupted = latch();
+        DbTasks stopping = engine(b -> b.workerId("stopping").handler(KIND, Void.class, (ctx, p) -> {
+            started.countDown();
+            try {
+                Thread.sleep(PATIENCE.toMillis());
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                throw e;
+            }
+        }));
+        long id = stopping.enqueue(TaskRequest.builder(KIND).maxAttempts(1).build())
+                .task()
+                .id();
+        stopping.start();
+        awaitLatch(started);
+        assertThat(stopping.find(id).orElseThrow().attempt()).isEqualTo(1);
+
+        boolean clean = stopping.stop(Duration.ofMillis(200));
+
+        assertThat(clean).isFalse();
+        awaitLatch(interrupted);
+        Task handedBack = stopping.find(id).orElseThrow();
+        assertThat(handedBack.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(handedBack.attempt()).isZero(); // the attempt was given back, so maxAttempts 1 still allows a run
+        assertThat(handedBack.leaseExpiresAt()).isNull();
+        assertThat(handedBack.finishedAt()).isNull();
+        assertThat(stopping.attempts(id)).isEmpty();
+
+        DbTasks next = engine(b -> b.workerId("next").handler(KIND, Void.class, (ctx, p) -> {}));
+        next.start();
+        Task done = awaitStatus(next, id, TaskStatus.SUCCEEDED);
+        assertThat(done.attempt()).isEqualTo(1);
+        List<Attempt> attempts = next.attempts(id);
+        assertThat(attempts).hasSize(1);
+        assertThat(attempts.get(0).worker()).isEqualTo("next");
+        assertThat(attempts.get(0).attempt()).isEqualTo(1);
+        assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.SUCCEEDED);
+    }
+
+    @Test
+    void fencingTokensGrowWithEveryClaimOfATask() {
+        AtomicInteger calls = new AtomicInteger();
+        List<Long> seen = Collections.synchronizedList(new ArrayList<>());
+        DbTasks tasks = engine(b -> b.handler(KIND, Void.class, (ctx, p) -> {
+            seen.add(ctx.fencingToken());
+            if (calls.incrementAndGet() < 4) {
+                throw new IllegalStateException("not yet");
+            }
+        }));
+        long id = tasks.enqueue(TaskRequest.builder(KIND)
+                        .maxAttempts(4)
+                        .retryPolicy(io.dbtasks.RetryPolicy.fixed(Duration.ZERO))
+                        .build())
+                .task()
+                .id();
+        tasks.start();
+
+        Task done = awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+
+        assertThat(seen).hasSize(4).isSorted().doesNotHaveDuplicates();
+        assertThat(tasks.attempts(id)).extracting(Attempt::leaseToken).containsExactlyElementsOf(seen);
+        assertThat(done.leaseToken()).isEqualTo(seen.get(3));
+    }
+}
