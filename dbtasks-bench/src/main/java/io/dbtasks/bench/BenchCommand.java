@@ -1,0 +1,187 @@
+package io.dbtasks.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The command line of the harness. Parses the options into a {@link BenchConfig}, runs the chosen
+ * scenarios against one database, puts every throughput figure in proportion to the ceiling and
+ * db-scheduler measured in the same run, and writes the {@link Report}.
+ */
+@Command(
+        name = "dbtasks-bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against a"
+                    + " plain-JDBC ceiling and db-scheduler in the same run.",
+            "It TRUNCATES dbtasks_task and dbtasks_attempt: point it at a dedicated database."
+        })
+public final class BenchCommand implements Callable<Integer> {
+    private static final Map<String, Scenario> SCENARIOS = List.of(
+                    new Ceiling(),
+                    new DbSchedulerPeer(),
+                    new BurndownScenario(),
+                    new EnqueueScenario(),
+                    new LatencyScenario(),
+                    new ScaleScenario(),
+                    new SoakScenario())
+            .stream()
+            .collect(Collectors.toMap(Scenario::name, Function.identity()));
+
+    @Option(names = "--url", required = true, description = "JDBC URL (PostgreSQL, MariaDB or H2)")
+    String url;
+
+    @Option(names = "--user", description = "database user, if not in the URL")
+    String user;
+
+    @Option(names = "--password", description = "database password, if not in the URL")
+    String password;
+
+    @Option(
+            names = "--scenario",
+            split = ",",
+            defaultValue = "all",
+            description = "burndown, enqueue, latency, scale, soak, ceiling, peer or all; comma-separated")
+    List<String> scenarios;
+
+    @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
+    List<Integer> workers;
+
+    @Option(names = "--processes", split = ",", defaultValue = "1", description = "burn-down process counts")
+    List<Integer> processes;
+
+    @Option(names = "--fixed-workers", defaultValue = "8", description = "workers of latency, scale and soak")
+    int fixedWorkers;
+
+    @Option(names = "--claim-batch", defaultValue = "100", description = "the engine's claim batch")
+    int claimBatch;
+
+    @Option(names = "--poll-ms", defaultValue = "100", description = "idle poll interval, dbtasks and db-scheduler")
+    long pollMillis;
+
+    @Option(names = "--tasks", defaultValue = "50000", description = "tasks per burn-down and ceiling run")
+    int tasks;
+
+    @Option(names = "--enqueue-tasks", defaultValue = "10000", description = "tasks per enqueue measurement")
+    int enqueueTasks;
+
+    @Option(names = "--latency-rate", defaultValue = "200", description = "tasks/s the latency scenario enqueues")
+    int latencyRate;
+
+    @Option(names = "--latency-seconds", defaultValue = "10", description = "how long it enqueues")
+    int latencySeconds;
+
+    @Option(names = "--scale-min", defaultValue = "100000", description = "smallest history size")
+    long scaleMin;
+
+    @Option(names = "--scale-max", defaultValue = "10000000", description = "largest history size")
+    long scaleMax;
+
+    @Option(names = "--scale-batch", defaultValue = "10000", description = "tasks burned down at each size")
+    int scaleBatch;
+
+    @Option(names = "--soak-tasks", defaultValue = "1000000", description = "tasks the soak burns down")
+    int soakTasks;
+
+    @Option(names = "--soak-window-seconds", defaultValue = "10", description = "soak reporting window")
+    int soakWindowSeconds;
+
+    @Option(names = "--peer-tasks", defaultValue = "20000", description = "tasks per db-scheduler run")
+    int peerTasks;
+
+    @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
+    Path out;
+
+    @Option(names = "--smoke", description = "every scenario with tiny sizes, a few seconds each (for CI)")
+    boolean smoke;
+
+    @Option(names = "--wipe", description = "truncate the tables even if they hold other queues' tasks")
+    boolean wipe;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line without exiting. @return the exit code, 0 on success */
+    public static int execute(String... args) {
+        return new CommandLine(new BenchCommand()).execute(args);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        BenchConfig config = config();
+        List<Scenario> chosen = chosen();
+        try (BenchRun run = new BenchRun(config)) {
+            run.migrate();
+            run.tasks().requireDedicated(config.wipe());
+            Log.line("database " + run.db().id() + ", scenarios "
+                    + chosen.stream().map(Scenario::name).toList() + (smoke ? " (smoke)" : ""));
+            List<Result> results = new ArrayList<>();
+            for (Scenario scenario : chosen) {
+                long start = System.nanoTime();
+                results.addAll(scenario.run(run));
+                Log.line(scenario.name() + " done in " + (System.nanoTime() - start) / 1_000_000_000 + " s");
+            }
+            run.tasks().reset();
+            new Report(Ratios.apply(results), run).write(System.out);
+        }
+        return 0;
+    }
+
+    private BenchConfig config() {
+        BenchConfig c = new BenchConfig(
+                url,
+                user,
+                password,
+                scenarios,
+                workers,
+                processes,
+                fixedWorkers,
+                claimBatch,
+                Duration.ofMillis(pollMillis),
+                tasks,
+                enqueueTasks,
+                latencyRate,
+                latencySeconds,
+                scaleMin,
+                scaleMax,
+                scaleBatch,
+                soakTasks,
+                Duration.ofSeconds(soakWindowSeconds),
+                peerTasks,
+                out,
+                wipe);
+        return smoke ? c.smoke() : c;
+    }
+
+    private List<Scenario> chosen() {
+        LinkedHashSet<String> names = new LinkedHashSet<>();
+        for (String s : scenarios) {
+            if (s.equals("all")) {
+                names.addAll(BenchConfig.ALL);
+            } else if (SCENARIOS.containsKey(s)) {
+                names.add(s);
+            } else {
+                throw new CommandLine.ParameterException(
+                        new CommandLine(this),
+                        "Unknown scenario '" + s + "'; use one of " + BenchConfig.ALL + " or all");
+            }
+        }
+        // Baselines first, so a long run shows them before what is compared to them.
+        return BenchConfig.ALL.stream()
+                .filter(names::contains)
+                .map(SCENARIOS::get)
+                .toList();
+    }
+}

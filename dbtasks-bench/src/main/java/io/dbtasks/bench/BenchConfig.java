@@ -1,0 +1,106 @@
+package io.dbtasks.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * Everything one run measures with: where, which scenarios, how many workers, how many tasks.
+ *
+ * @param url the JDBC URL
+ * @param user the user, or {@code null} when the URL carries it
+ * @param password the password, or {@code null}
+ * @param scenarios the scenarios to run, in order
+ * @param workers the worker counts (engine concurrency, or client threads) burn-down compares
+ * @param processes the process counts burn-down spreads its workers over
+ * @param fixedWorkers the worker count of the latency, scale and soak scenarios
+ * @param claimBatch the engine's claim batch, also the ceiling's batch cap
+ * @param pollInterval the idle poll interval of dbtasks and of db-scheduler
+ * @param burndownTasks tasks per burn-down and per ceiling run
+ * @param enqueueTasks tasks per enqueue measurement
+ * @param latencyRate tasks per second the latency scenario enqueues
+ * @param latencySeconds how long it enqueues
+ * @param scaleMin the smallest history size of the scale scenario
+ * @param scaleMax the largest history size
+ * @param scaleBatch tasks burned down at each history size
+ * @param soakTasks tasks the soak burns down
+ * @param soakWindow the soak's reporting window
+ * @param peerTasks tasks per db-scheduler run
+ * @param out the folder for CSV and charts
+ * @param wipe whether tasks of queues other than the bench's may be deleted
+ */
+record BenchConfig(
+        String url,
+        String user,
+        String password,
+        List<String> scenarios,
+        List<Integer> workers,
+        List<Integer> processes,
+        int fixedWorkers,
+        int claimBatch,
+        Duration pollInterval,
+        int burndownTasks,
+        int enqueueTasks,
+        int latencyRate,
+        int latencySeconds,
+        long scaleMin,
+        long scaleMax,
+        int scaleBatch,
+        int soakTasks,
+        Duration soakWindow,
+        int peerTasks,
+        Path out,
+        boolean wipe) {
+
+    /** Every scenario, in the order {@code all} runs them: the baselines first. */
+    static final List<String> ALL = List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak");
+
+    /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
+    BenchConfig smoke() {
+        return new BenchConfig(
+                url,
+                user,
+                password,
+                scenarios,
+                List.of(2),
+                processes,
+                2,
+                claimBatch,
+                pollInterval,
+                300,
+                300,
+                50,
+                1,
+                100,
+                1000,
+                200,
+                2000,
+                Duration.ofSeconds(1),
+                300,
+                out,
+                wipe);
+    }
+
+    /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */
+    List<Integer> baselineWorkers() {
+        TreeSet<Integer> all = new TreeSet<>(workers);
+        all.add(fixedWorkers);
+        return List.copyOf(all);
+    }
+
+    /** @return the engine's effective claim size with {@code w} workers: it never claims past free slots */
+    int batchFor(int w) {
+        return Math.min(w, claimBatch);
+    }
+
+    /** @return the history sizes of the scale scenario: {@code scaleMin}, times 10, up to {@code scaleMax} */
+    List<Long> scaleSizes() {
+        TreeSet<Long> sizes = new TreeSet<>();
+        for (long s = scaleMin; s < scaleMax; s *= 10) {
+            sizes.add(s);
+        }
+        sizes.add(scaleMax);
+        return List.copyOf(sizes);
+    }
+}

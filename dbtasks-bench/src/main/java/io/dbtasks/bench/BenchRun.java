@@ -1,0 +1,107 @@
+package io.dbtasks.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.dbtasks.DbTasks;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.sql.DataSource;
+
+/**
+ * The state of one run: its configuration, the database, a small admin pool for setup and counts,
+ * and what scenarios leave behind for the report besides their rows (latency samples, soak
+ * windows). Each scenario takes pools of its own sized for its workers and closes them.
+ */
+final class BenchRun implements AutoCloseable {
+    private final BenchConfig config;
+    private final Database db;
+    private final HikariDataSource admin;
+    private final TaskTable tasks;
+    private final List<double[]> latencySamples = new ArrayList<>();
+    private final List<SoakWindow> soakWindows = new ArrayList<>();
+
+    BenchRun(BenchConfig config) {
+        this.config = config;
+        this.db = Database.of(config.url());
+        this.admin = pool("bench-admin", 4);
+        this.tasks = new TaskTable(admin, db);
+    }
+
+    BenchConfig config() {
+        return config;
+    }
+
+    Database db() {
+        return db;
+    }
+
+    TaskTable tasks() {
+        return tasks;
+    }
+
+    DataSource admin() {
+        return admin;
+    }
+
+    /** Creates the dbtasks schema if it is missing, with a producer-only engine. */
+    void migrate() {
+        DbTasks.builder(admin).workers(false).build().close();
+    }
+
+    /** @return a new pool of {@code size} connections, which the caller closes */
+    HikariDataSource pool(String name, int size) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(config.url());
+        if (config.user() != null) {
+            c.setUsername(config.user());
+        }
+        if (config.password() != null) {
+            c.setPassword(config.password());
+        }
+        c.setMaximumPoolSize(size);
+        c.setMinimumIdle(size);
+        c.setPoolName(name);
+        c.setConnectionTimeout(30_000);
+        return new HikariDataSource(c);
+    }
+
+    /** @return whether burn-down may spread over child processes: not for an in-memory H2 */
+    boolean allowsProcesses() {
+        return !config.url().toLowerCase(Locale.ROOT).startsWith("jdbc:h2:mem:");
+    }
+
+    void addLatencySamples(double[] sortedMillis) {
+        latencySamples.add(sortedMillis);
+    }
+
+    List<double[]> latencySamples() {
+        return latencySamples;
+    }
+
+    void addSoakWindow(SoakWindow window) {
+        soakWindows.add(window);
+    }
+
+    List<SoakWindow> soakWindows() {
+        return soakWindows;
+    }
+
+    @Override
+    public void close() {
+        admin.close();
+    }
+
+    /**
+     * Throughput of one soak window.
+     *
+     * @param endSecond seconds since the soak started, at the window's end
+     * @param tasks tasks finished in the window
+     * @param seconds the window's length
+     */
+    record SoakWindow(double endSecond, long tasks, double seconds) {
+        double tasksPerSecond() {
+            return tasks / seconds;
+        }
+    }
+}

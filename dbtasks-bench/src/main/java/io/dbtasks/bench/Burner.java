@@ -1,0 +1,64 @@
+package io.dbtasks.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.dbtasks.DbTasks;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Burns down the bench queue with the dbtasks engine and times it: from the engines' start until
+ * the table shows nothing PENDING or RUNNING. In one process the handler's count tells when to start
+ * checking the table; across processes only the table does.
+ */
+final class Burner {
+    private final BenchRun run;
+
+    Burner(BenchRun run) {
+        this.run = run;
+    }
+
+    /**
+     * @param workers worker threads in all, split evenly over {@code processes}
+     * @param processes 1 for this JVM, more for child JVMs
+     * @param expected the tasks in the queue
+     * @return seconds until drained
+     */
+    double burn(int workers, int processes, long expected) throws Exception {
+        return processes == 1
+                ? burnInProcess(workers, expected, new AtomicLong())
+                : new ChildWorkers(run).burn(workers, processes, expected);
+    }
+
+    /**
+     * Burns down in this JVM.
+     *
+     * @param handled counts tasks run, so a caller can watch progress
+     * @return seconds until drained
+     */
+    double burnInProcess(int workers, long expected, AtomicLong handled) throws Exception {
+        try (HikariDataSource ds = run.pool("bench-engine", Engines.poolSize(workers))) {
+            DbTasks engine = Engines.noop(ds, run.config(), workers, handled);
+            long deadline = System.nanoTime() + timeoutMillis(expected) * 1_000_000;
+            long start = System.nanoTime();
+            engine.start();
+            try {
+                while (handled.get() < expected) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("burn-down ran " + handled.get() + " of " + expected
+                                + " tasks before the timeout; is the engine claiming?");
+                    }
+                    Thread.sleep(2);
+                }
+                run.tasks().awaitDrained(2, timeoutMillis(expected));
+                return (System.nanoTime() - start) / 1e9;
+            } finally {
+                engine.stop(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    /** A generous bound so a stuck engine fails the run instead of hanging it: 120 s plus 20 tasks/s. */
+    static long timeoutMillis(long tasks) {
+        return 120_000 + tasks * 50;
+    }
+}

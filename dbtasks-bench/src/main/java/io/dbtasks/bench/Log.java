@@ -1,0 +1,25 @@
+package io.dbtasks.bench;
+
+import java.util.Locale;
+
+/** Progress lines on standard output, so a long run shows where it is. */
+final class Log {
+    private Log() {}
+
+    static void line(String text) {
+        System.out.println("[bench] " + text);
+        System.out.flush();
+    }
+
+    static void result(Result r) {
+        line(String.format(
+                Locale.ROOT,
+                "%s %s %s: %d tasks in %.2f s = %.0f tasks/s",
+                r.scenario(),
+                r.database(),
+                r.config(),
+                r.tasks(),
+                r.seconds(),
+                r.tasksPerSecond()));
+    }
+}

@@ -1,0 +1,158 @@
+package io.dbtasks.bench;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * Plain SQL on the dbtasks tables for setting up and checking measurements: bulk inserts of pending
+ * tasks and of finished history from a row generator (so a million rows take seconds, not the
+ * minutes one INSERT per task would), counts, truncation and retention deletes. Rows look as the
+ * engine writes them, with the default retry policy.
+ */
+final class TaskTable {
+    /** The queue every bench task goes to. */
+    static final String QUEUE = "bench";
+    /** The kind of the no-op task. */
+    static final String KIND = "bench.noop";
+    /** Finished history spreads over this many seconds (40 days) into the past. */
+    static final long HISTORY_SPAN_SECONDS = 40L * 24 * 3600;
+    /** Retention deletes SUCCEEDED rows finished longer ago than this (30 days). */
+    static final long RETENTION_SECONDS = 30L * 24 * 3600;
+
+    private static final String COLUMNS = "queue, kind, status, priority, attempt, max_attempts, backoff,"
+            + " backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter, run_at, created_at, updated_at,"
+            + " started_at, finished_at";
+
+    private final DataSource dataSource;
+    private final Database db;
+
+    TaskTable(DataSource dataSource, Database db) {
+        this.dataSource = dataSource;
+        this.db = db;
+    }
+
+    /**
+     * Refuses to go on if the table holds tasks of queues other than the bench's, unless {@code
+     * wipe}: every scenario truncates it.
+     */
+    void requireDedicated(boolean wipe) throws SQLException {
+        long foreign = count("queue NOT LIKE 'bench%'");
+        if (foreign > 0 && !wipe) {
+            throw new IllegalStateException("dbtasks_task holds " + foreign + " task(s) of other queues, and the"
+                    + " benchmark truncates the table: point --url at a dedicated database (e.g. dbtasks_bench)"
+                    + " or pass --wipe");
+        }
+    }
+
+    /** Deletes every task and attempt. */
+    void reset() throws SQLException {
+        List<String> sql = db == Database.POSTGRESQL
+                ? List.of("TRUNCATE dbtasks_task, dbtasks_attempt")
+                : List.of("TRUNCATE TABLE dbtasks_attempt", "TRUNCATE TABLE dbtasks_task");
+        execute(sql);
+    }
+
+    /** Inserts {@code n} due PENDING no-op tasks into {@link #QUEUE}. */
+    void insertPending(long n) throws SQLException {
+        insert(
+                n,
+                "'PENDING', 0, 0, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + db.now() + ", " + db.now() + ", "
+                        + db.now() + ", NULL, NULL");
+    }
+
+    /**
+     * Inserts {@code n} SUCCEEDED tasks finished up to {@link #HISTORY_SPAN_SECONDS} ago, a quarter of
+     * them older than the retention period.
+     */
+    void insertHistory(long n) throws SQLException {
+        // n times a prime coprime with the span, modulo the span: ages spread evenly however small n is.
+        String finished = db.secondsAgo("MOD(n * 104729, " + HISTORY_SPAN_SECONDS + ")");
+        insert(
+                n,
+                "'SUCCEEDED', 0, 1, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + finished + ", " + finished + ", "
+                        + finished + ", " + finished + ", " + finished);
+    }
+
+    private void insert(long n, String values) throws SQLException {
+        long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
+            for (long done = 0; done < n; done += chunk) {
+                long rows = Math.min(chunk, n - done);
+                s.executeUpdate("INSERT INTO dbtasks_task (" + COLUMNS + ") SELECT '" + QUEUE + "', '" + KIND + "', "
+                        + values + " FROM " + db.rows(rows));
+            }
+        }
+        analyze();
+    }
+
+    /** Refreshes planner statistics after a bulk change, as autovacuum or InnoDB would soon do. */
+    void analyze() throws SQLException {
+        switch (db) {
+            case POSTGRESQL -> execute(List.of("ANALYZE dbtasks_task"));
+            case MARIADB -> {
+                try (Connection c = dataSource.getConnection();
+                        Statement s = c.createStatement();
+                        ResultSet rs = s.executeQuery("ANALYZE TABLE dbtasks_task")) {
+                    while (rs.next()) {
+                        // ANALYZE TABLE answers with a status row
+                    }
+                }
+            }
+            case H2 -> execute(List.of("ANALYZE TABLE dbtasks_task"));
+        }
+    }
+
+    /** @return tasks of the bench queue that are PENDING or RUNNING */
+    long open() throws SQLException {
+        return count("queue = '" + QUEUE + "' AND status IN ('PENDING', 'RUNNING')");
+    }
+
+    /** @return SUCCEEDED tasks */
+    long succeeded() throws SQLException {
+        return count("status = 'SUCCEEDED'");
+    }
+
+    /** @return tasks matching {@code where} */
+    long count(String where) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM dbtasks_task WHERE " + where)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Deletes up to {@code limit} SUCCEEDED tasks older than the retention period; @return how many */
+    int deleteExpired(int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
+            return s.executeUpdate(db.deleteFinishedBefore(db.secondsAgo(String.valueOf(RETENTION_SECONDS)), limit));
+        }
+    }
+
+    /** Waits until the bench queue has nothing PENDING or RUNNING, polling every {@code pollMillis}. */
+    void awaitDrained(long pollMillis, long timeoutMillis) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+        while (open() > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "bench queue not drained after " + timeoutMillis + " ms; " + open() + " task(s) still open");
+            }
+            Thread.sleep(pollMillis);
+        }
+    }
+
+    private void execute(List<String> statements) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        }
+    }
+}
