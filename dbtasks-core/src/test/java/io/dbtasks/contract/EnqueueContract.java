@@ -1,0 +1,237 @@
+package io.dbtasks.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.EnqueueResult;
+import io.dbtasks.InvalidPayloadException;
+import io.dbtasks.Task;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Enqueue: idempotency keys (sequential and racing), and enqueue inside the caller's own
+ * transaction. Run once per database by the subclasses.
+ */
+public abstract class EnqueueContract extends EngineHarness {
+    static final String KIND = "report.build";
+
+    record Report(String day, int version) {}
+
+    @Test
+    void duplicateIdempotencyKeyReturnsTheExistingTaskAndStoresOneRow() {
+        DbTasks tasks = producer();
+        String key = "daily-report:2026-11-22";
+
+        EnqueueResult first = tasks.enqueue(TaskRequest.builder(KIND)
+                .payload(new Report("2026-11-22", 1))
+                .idempotencyKey(key)
+                .build());
+        EnqueueResult second = tasks.enqueue(TaskRequest.builder(KIND)
+                .payload(new Report("2026-11-22", 2))
+                .idempotencyKey(key)
+                .build());
+
+        assertThat(first.duplicate()).isFalse();
+        assertThat(second.duplicate()).isTrue();
+        assertThat(second.task().id()).isEqualTo(first.task().id());
+        assertThat(second.task()).isEqualTo(first.task()); // the stored task, untouched by the second request
+        assertThat(second.task().payload()).contains("\"version\":1");
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE idempotency_key = ?", key))
+                .isEqualTo(1);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(1);
+    }
+
+    @Test
+    void duplicateKeyOfAFinishedTaskStillReturnsItWithoutRunningAgain() {
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.handler(KIND, Report.class, (ctx, r) -> runs.incrementAndGet()));
+        TaskRequest request = TaskRequest.builder(KIND)
+                .payload(new Report("2026-11-23", 1))
+                .idempotencyKey("daily-report:2026-11-23")
+                .build();
+        long id = tasks.enqueue(request).task().id();
+        tasks.start();
+        awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+
+        EnqueueResult again = tasks.enqueue(request);
+
+        assertThat(again.duplicate()).isTrue();
+        assertThat(again.task().id()).isEqualTo(id);
+        assertThat(again.task().status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertStaysIn(tasks, id, TaskStatus.SUCCEEDED, Duration.ofMillis(300));
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void concurrentEnqueuesOfOneKeyCreateExactlyOneTask() throws Exception {
+        DbTasks tasks = producer();
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            for (int round = 0; round < 5; round++) {
+                String key = "race:" + round;
+                CyclicBarrier start = new CyclicBarrier(threads);
+                List<Future<EnqueueResult>> results = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    results.add(pool.submit(() -> {
+                        start.await(10, TimeUnit.SECONDS);
+                        return tasks.enqueue(
+                                TaskRequest.builder(KIND).idempotencyKey(key).build());
+                    }));
+                }
+                List<EnqueueResult> done = new ArrayList<>();
+                for (Future<EnqueueResult> f : results) {
+                    done.add(f.get(30, TimeUnit.SECONDS));
+                }
+                assertThat(done)
+                        .filteredOn(r -> !r.duplicate())
+                        .as("round %d", round)
+                        .hasSize(1);
+                assertThat(done)
+                        .extracting(r -> r.task().id())
+                        .containsOnly(done.get(0).task().id());
+                assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE idempotency_key = ?", key))
+                        .isEqualTo(1);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(5);
+    }
+
+    @Test
+    void enqueueOnTheCallersConnectionRollsBackWithItsTransaction() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.handler(KIND, Report.class, (ctx, r) -> runs.incrementAndGet()));
+        tasks.start();
+        long id;
+        try (Connection c = dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            EnqueueResult r = tasks.enqueue(
+                    c,
+                    TaskRequest.builder(KIND)
+                            .payload(new Report("2026-11-24", 1))
+                            .idempotencyKey("rolled-back")
+                            .build());
+            id = r.task().id();
+            assertThat(r.duplicate()).isFalse();
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+
+        assertThat(tasks.find(id)).isEmpty();
+        assertThat(tasks.findByKey("rolled-back")).isEmpty();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isZero();
+        assertThat(runs).hasValue(0);
+        // The key is free again.
+        assertThat(tasks.enqueue(TaskRequest.builder(KIND)
+                                .idempotencyKey("rolled-back")
+                                .build())
+                        .duplicate())
+                .isFalse();
+    }
+
+    @Test
+    void enqueueOnTheCallersConnectionIsInvisibleUntilCommitThenRuns() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.handler(KIND, Report.class, (ctx, r) -> runs.incrementAndGet()));
+        tasks.start();
+        long id;
+        try (Connection c = dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            id = tasks.enqueue(c, TaskRequest.of(KIND, new Report("2026-11-25", 1)))
+                    .task()
+                    .id();
+            assertThat(tasks.find(id))
+                    .as("uncommitted, seen from another connection")
+                    .isEmpty();
+            assertThat(c.getAutoCommit()).isFalse(); // the engine left the caller's transaction alone
+            c.commit();
+            c.setAutoCommit(true);
+        }
+
+        awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void duplicateKeyInsideTheCallersTransactionLeavesTheTransactionUsable() throws Exception {
+        DbTasks tasks = producer();
+        long existing = tasks.enqueue(
+                        TaskRequest.builder(KIND).idempotencyKey("taken").build())
+                .task()
+                .id();
+        long added;
+        try (Connection c = dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            EnqueueResult dup = tasks.enqueue(
+                    c, TaskRequest.builder(KIND).idempotencyKey("taken").build());
+            assertThat(dup.duplicate()).isTrue();
+            assertThat(dup.task().id()).isEqualTo(existing);
+            // A unique violation that aborted the transaction (PostgreSQL) would make this fail.
+            added = tasks.enqueue(
+                            c, TaskRequest.builder(KIND).idempotencyKey("fresh").build())
+                    .task()
+                    .id();
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(tasks.find(added)).isPresent();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(2);
+    }
+
+    @Test
+    void enqueueAllStoresEveryTaskOrNone() {
+        DbTasks tasks = producer();
+        List<EnqueueResult> results = tasks.enqueueAll(List.of(
+                TaskRequest.builder(KIND).idempotencyKey("batch-1").build(),
+                TaskRequest.builder(KIND).idempotencyKey("batch-2").build(),
+                TaskRequest.builder(KIND).idempotencyKey("batch-1").build()));
+        assertThat(results).extracting(EnqueueResult::duplicate).containsExactly(false, false, true);
+        assertThat(results.get(2).task().id()).isEqualTo(results.get(0).task().id());
+
+        Object unwritable = new Object() {
+            @SuppressWarnings("unused")
+            public Object getSelf() {
+                return this;
+            }
+        };
+        assertThatThrownBy(() -> tasks.enqueueAll(List.of(
+                        TaskRequest.builder(KIND).idempotencyKey("batch-3").build(), TaskRequest.of(KIND, unwritable))))
+                .isInstanceOf(InvalidPayloadException.class);
+        assertThat(tasks.findByKey("batch-3")).isEmpty();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(2);
+    }
+
+    @Test
+    void runAfterDelaysTheDueTimeOnTheDatabaseClockAndRunAtIsKeptAsGiven() {
+        DbTasks tasks = producer();
+        Task delayed = tasks.enqueue(TaskRequest.builder(KIND)
+                        .runAfter(Duration.ofMinutes(30))
+                        .build())
+                .task();
+        assertThat(Duration.between(delayed.createdAt(), delayed.runAt()))
+                .isCloseTo(Duration.ofMinutes(30), Duration.ofMillis(500));
+
+        java.time.Instant at = java.time.Instant.parse("2031-01-02T03:04:05.123456Z");
+        Task scheduled =
+                tasks.enqueue(TaskRequest.builder(KIND).runAt(at).build()).task();
+        assertThat(scheduled.runAt()).isEqualTo(at);
+
+        Task now = tasks.enqueue(TaskRequest.of(KIND, null)).task();
+        assertThat(Duration.between(now.createdAt(), now.runAt()).abs()).isLessThan(Duration.ofMillis(500));
+    }
+}
