@@ -2,15 +2,23 @@ package io.dbtasks.internal;
 
 import io.dbtasks.AttemptOutcome;
 import io.dbtasks.Task;
+import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Settles an attempt: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or
  * handed back on shutdown. Each is one UPDATE guarded by {@code id AND lease_token AND status =
  * 'RUNNING'} plus, in the same transaction, the attempt row. {@code false} means the guard matched
  * 0 rows: the lease was lost, nothing was written, and the caller discards the result.
+ *
+ * <p>A retry never undoes an operator's cancel request: an attempt that fails while {@code
+ * cancel_requested} is set ends the task CANCELLED instead of sending it back to PENDING, whether or
+ * not the worker had noticed the request yet.
  */
 final class Completions {
     private static final String GUARD = " WHERE id = ? AND lease_token = ? AND status = 'RUNNING'";
@@ -34,14 +42,40 @@ final class Completions {
                 Attempts.Row.of(t, durationMs, AttemptOutcome.SUCCEEDED, null));
     }
 
-    /** Back to PENDING, due {@code delay} after the database's now. */
-    boolean retry(Task t, AttemptOutcome outcome, Throwable error, Duration delay, long durationMs) {
-        return settle(
-                t,
-                "status = 'PENDING', run_at = " + dialect.nowPlusMillis() + ", last_error = ?",
-                delay.toMillis(),
-                Attempts.reason(error),
-                Attempts.Row.of(t, durationMs, outcome, error));
+    /**
+     * Back to PENDING, due {@code delay} after the database's now; CANCELLED instead if an operator
+     * asked to cancel the task while this attempt ran.
+     *
+     * @return the status written (PENDING or CANCELLED), or empty if the lease was lost
+     */
+    Optional<TaskStatus> retry(Task t, AttemptOutcome outcome, Throwable error, Duration delay, long durationMs) {
+        String reason = Attempts.reason(error);
+        Attempts.Row row = Attempts.Row.of(t, durationMs, outcome, error);
+        return jdbc.inTransaction("Record outcome of task " + t.id(), c -> {
+            TaskStatus written = TaskStatus.PENDING;
+            int n = update(
+                    c,
+                    t,
+                    "status = 'PENDING', run_at = " + dialect.nowPlusMillis() + ", last_error = ?",
+                    " AND cancel_requested = FALSE",
+                    delay.toMillis(),
+                    reason);
+            if (n == 0) {
+                written = TaskStatus.CANCELLED;
+                n = update(
+                        c,
+                        t,
+                        "status = 'CANCELLED', finished_at = " + now() + ", last_error = ?",
+                        " AND cancel_requested = TRUE",
+                        null,
+                        "Cancelled by an operator; the attempt failed with " + reason);
+            }
+            if (!checked(n, t)) {
+                return Optional.empty();
+            }
+            attempts.insert(c, row);
+            return Optional.of(written);
+        });
     }
 
     boolean fail(Task t, AttemptOutcome outcome, Throwable error, long durationMs) {
@@ -68,33 +102,42 @@ final class Completions {
     }
 
     private boolean settle(Task t, String set, Long delayMs, String lastError, Attempts.Row row) {
-        String sql = "UPDATE dbtasks_task SET " + set + ", lease_expires_at = NULL, cancel_requested = FALSE,"
-                + " updated_at = " + now() + GUARD;
         return jdbc.inTransaction("Record outcome of task " + t.id(), c -> {
-            int n;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                int i = 1;
-                if (delayMs != null) {
-                    ps.setLong(i++, delayMs);
-                }
-                if (lastError != null) {
-                    ps.setString(i++, lastError);
-                }
-                ps.setLong(i++, t.id());
-                ps.setLong(i, t.leaseToken());
-                n = ps.executeUpdate();
-            }
-            if (n == 0) {
+            if (!checked(update(c, t, set, "", delayMs, lastError), t)) {
                 return false;
-            }
-            if (n != 1) {
-                throw new IllegalStateException("outcome of task " + t.id() + " changed " + n + " rows");
             }
             if (row != null) {
                 attempts.insert(c, row);
             }
             return true;
         });
+    }
+
+    /** The guarded UPDATE of one settle; {@code extraGuard} narrows the precondition further. */
+    private int update(Connection c, Task t, String set, String extraGuard, Long delayMs, String lastError)
+            throws SQLException {
+        String sql = "UPDATE dbtasks_task SET " + set + ", lease_expires_at = NULL, cancel_requested = FALSE,"
+                + " updated_at = " + now() + GUARD + extraGuard;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            if (delayMs != null) {
+                ps.setLong(i++, delayMs);
+            }
+            if (lastError != null) {
+                ps.setString(i++, lastError);
+            }
+            ps.setLong(i++, t.id());
+            ps.setLong(i, t.leaseToken());
+            return ps.executeUpdate();
+        }
+    }
+
+    /** @return {@code true} for 1 row, {@code false} for 0 (the lease is lost); anything else is a bug */
+    private static boolean checked(int n, Task t) {
+        if (n != 0 && n != 1) {
+            throw new IllegalStateException("outcome of task " + t.id() + " changed " + n + " rows");
+        }
+        return n == 1;
     }
 
     private String now() {

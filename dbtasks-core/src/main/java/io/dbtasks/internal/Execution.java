@@ -7,7 +7,9 @@ import io.dbtasks.LeaseLostException;
 import io.dbtasks.Task;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
+import io.dbtasks.TaskStatus;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -106,7 +108,9 @@ final class Execution implements Runnable, TaskContext {
             if (t instanceof VirtualMachineError vme && !(t instanceof StackOverflowError)) {
                 log.error("Task {} ({}): handler threw {}", task.id(), task.kind(), vme.toString());
             }
-            if (cancelRequested && isInterruption(t)) {
+            if (cancelRequested) {
+                // The engine interrupted the handler because an operator cancelled the task; whatever
+                // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
                 if (settled.compareAndSet(false, true)) {
                     report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
                 }
@@ -145,13 +149,28 @@ final class Execution implements Runnable, TaskContext {
                     error.toString());
             return;
         }
+        recordFailure(error, outcome, retryable);
+    }
+
+    /** Writes a failed attempt of a settled execution: a retry after backoff, or FAILED. */
+    private void recordFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
         boolean retry = retryable && task.attempt() < task.maxAttempts();
         boolean recorded;
         if (retry) {
             Duration delay = claimed.retryPolicy()
                     .delayAfter(task.attempt(), engine.config().random());
-            recorded = engine.completions().retry(task, outcome, error, delay, elapsedMillis());
-            if (recorded) {
+            Optional<TaskStatus> written = engine.completions().retry(task, outcome, error, delay, elapsedMillis());
+            recorded = written.isPresent();
+            if (written.isPresent() && written.get() == TaskStatus.CANCELLED) {
+                log.info(
+                        "Task {} ({}) attempt {}/{} {}: {}; not retried because an operator cancelled it",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        task.maxAttempts(),
+                        outcome,
+                        Attempts.reason(error));
+            } else if (recorded) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
                         task.id(),
@@ -205,31 +224,8 @@ final class Execution implements Runnable, TaskContext {
         if (settled.compareAndSet(false, true)) {
             TimeoutException e = new TimeoutException(
                     "Attempt exceeded its timeout of " + claimed.timeout().toMillis() + " ms and was interrupted");
-            boolean retry = task.attempt() < task.maxAttempts();
             try {
-                boolean recorded = retry
-                        ? engine.completions()
-                                .retry(
-                                        task,
-                                        AttemptOutcome.TIMED_OUT,
-                                        e,
-                                        claimed.retryPolicy()
-                                                .delayAfter(
-                                                        task.attempt(),
-                                                        engine.config().random()),
-                                        elapsedMillis())
-                        : engine.completions().fail(task, AttemptOutcome.TIMED_OUT, e, elapsedMillis());
-                if (recorded) {
-                    log.warn(
-                            "Task {} ({}) attempt {} TIMED_OUT after {} ms{}",
-                            task.id(),
-                            task.kind(),
-                            task.attempt(),
-                            claimed.timeout().toMillis(),
-                            retry ? "; will retry" : "; FAILED");
-                } else {
-                    reportLost("timed out");
-                }
+                recordFailure(e, AttemptOutcome.TIMED_OUT, true);
             } catch (DbTasksException dbe) {
                 log.error("Task {}: could not record its timeout; it will be rescued", task.id(), dbe);
             }
@@ -287,15 +283,6 @@ final class Execution implements Runnable, TaskContext {
 
     private String whySettled() {
         return leaseLost ? "lease lost or handed back" : "timed out";
-    }
-
-    private static boolean isInterruption(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof InterruptedException || c instanceof java.io.InterruptedIOException) {
-                return true;
-            }
-        }
-        return Thread.currentThread().isInterrupted();
     }
 
     private long elapsedMillis() {

@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * holder renews it by heartbeat: an UPDATE guarded by {@code id AND lease_token AND status =
  * 'RUNNING'}; 0 rows means the lease is gone (rescued and re-claimed, retried, handed back) and the
  * holder must stop. Rescue finds RUNNING tasks whose lease ended by the database clock and, with
- * one guarded UPDATE per task that re-checks expiry and token, sends each back to PENDING (FAILED
- * when it has no attempts left) and records a LEASE_EXPIRED attempt in the same transaction. The
- * old holder's token no longer matches, so nothing it writes afterwards lands.
+ * one guarded UPDATE per task that re-checks expiry, token and the cancel flag it read, sends each
+ * back to PENDING (FAILED when it has no attempts left, CANCELLED when an operator asked to cancel
+ * it) and records a LEASE_EXPIRED attempt in the same transaction. The old holder's token no longer
+ * matches, so nothing it writes afterwards lands.
  */
 public final class Leases {
     private static final Logger log = LoggerFactory.getLogger(Leases.class);
@@ -122,12 +123,13 @@ public final class Leases {
                 int maxAttempts,
                 String queue,
                 String owner,
+                boolean cancelRequested,
                 Instant startedAt,
                 Instant dbNow) {}
         List<Expired> expired = jdbc.withConnection("Find expired leases", c -> {
             List<Expired> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts, queue,"
-                    + " lease_owner, started_at, " + dialect.now() + " AS db_now FROM dbtasks_task"
+                    + " lease_owner, cancel_requested, started_at, " + dialect.now() + " AS db_now FROM dbtasks_task"
                     + " WHERE status = 'RUNNING' AND lease_expires_at < " + dialect.now()
                     + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH)) {
                 try (ResultSet rs = ps.executeQuery()) {
@@ -139,6 +141,7 @@ public final class Leases {
                                 rs.getInt("max_attempts"),
                                 rs.getString("queue"),
                                 rs.getString("lease_owner"),
+                                rs.getBoolean("cancel_requested"),
                                 dialect.getInstant(rs, "started_at"),
                                 dialect.getInstant(rs, "db_now")));
                     }
@@ -149,11 +152,15 @@ public final class Leases {
         int rescued = 0;
         for (Expired e : expired) {
             boolean last = e.attempt() >= e.maxAttempts();
-            TaskStatus next = last ? TaskStatus.FAILED : TaskStatus.PENDING;
+            TaskStatus next =
+                    e.cancelRequested() ? TaskStatus.CANCELLED : last ? TaskStatus.FAILED : TaskStatus.PENDING;
             String reason = "Lease of worker " + e.owner() + " (token " + e.token() + ") expired during attempt "
-                    + e.attempt() + (last ? "; no attempts left" : "; rescued for another attempt");
+                    + e.attempt()
+                    + (e.cancelRequested()
+                            ? "; an operator had asked to cancel it, so it is not run again"
+                            : last ? "; no attempts left" : "; rescued for another attempt");
             boolean done = jdbc.inTransaction("Rescue task " + e.id(), c -> {
-                int n = rescueOne(c, e.id(), e.token(), next, reason);
+                int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
                 if (n == 0) {
                     return false; // renewed, completed or rescued by someone else meanwhile
                 }
@@ -187,16 +194,22 @@ public final class Leases {
         return rescued;
     }
 
-    private int rescueOne(Connection c, long id, long token, TaskStatus next, String reason) throws SQLException {
-        String finished = next == TaskStatus.FAILED ? dialect.now() : "NULL";
+    /**
+     * The guarded rescue UPDATE. It re-checks the cancel flag that decided {@code next}: a cancel
+     * requested after the SELECT makes it match 0 rows, and the next round decides again.
+     */
+    private int rescueOne(Connection c, long id, long token, boolean cancelRequested, TaskStatus next, String reason)
+            throws SQLException {
+        String finished = next.isFinal() ? dialect.now() : "NULL";
         try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET status = ?, run_at = "
-                + dialect.now() + ", finished_at = " + finished + ", lease_expires_at = NULL, updated_at = "
-                + dialect.now() + ", last_error = ? WHERE id = ? AND lease_token = ? AND status = 'RUNNING'"
-                + " AND lease_expires_at < " + dialect.now())) {
+                + dialect.now() + ", finished_at = " + finished + ", lease_expires_at = NULL, cancel_requested = FALSE,"
+                + " updated_at = " + dialect.now() + ", last_error = ? WHERE id = ? AND lease_token = ?"
+                + " AND status = 'RUNNING' AND cancel_requested = ? AND lease_expires_at < " + dialect.now())) {
             ps.setString(1, next.name());
             ps.setString(2, reason);
             ps.setLong(3, id);
             ps.setLong(4, token);
+            ps.setBoolean(5, cancelRequested);
             return ps.executeUpdate();
         }
     }
