@@ -26,7 +26,8 @@ import tools.jackson.databind.json.JsonMapper;
  * the schema (its own Flyway history table, {@code dbtasks_schema_history}) so tasks can be enqueued
  * at once; {@link #start()} starts the workers; {@link #close()} stops them gracefully. Any number
  * of engines, in any number of processes, may share one database: each task is claimed by one worker
- * at a time under a lease with a fencing token.
+ * at a time under a lease with a fencing token. The same database also holds the idempotency
+ * toolkit: {@link #guards()}, {@link #inbox()} and {@link #locks()}.
  *
  * <p>Instances are thread-safe.
  */
@@ -249,6 +250,37 @@ public final class DbTasks implements AutoCloseable {
      */
     public Set<String> kinds() {
         return engine.handlers().kinds();
+    }
+
+    /**
+     * Named lease locks with fencing tokens in this engine's database ({@code dbtasks_lock}); usable
+     * before {@link #start()} and on an engine without workers. Renewals of {@code withLock} stop when
+     * the engine is stopped.
+     *
+     * @return the locks, thread-safe; the same instance on every call
+     */
+    public LeaseLocks locks() {
+        return engine.locks();
+    }
+
+    /**
+     * Run-once guards in this engine's database ({@code dbtasks_once}): work that succeeds at most
+     * once per key across the cluster. Usable before {@link #start()} and on an engine without
+     * workers; renewals stop when the engine is stopped.
+     *
+     * @return the guards, thread-safe; the same instance on every call
+     */
+    public RunOnceGuards guards() {
+        return engine.guards();
+    }
+
+    /**
+     * The processed-message inbox in this engine's database ({@code dbtasks_inbox}).
+     *
+     * @return the inbox, thread-safe; the same instance on every call
+     */
+    public Inbox inbox() {
+        return engine.inbox();
     }
 
     /**

@@ -1,6 +1,9 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
+import io.dbtasks.Inbox;
+import io.dbtasks.LeaseLocks;
+import io.dbtasks.RunOnceGuards;
 import io.dbtasks.Task;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
@@ -41,6 +44,10 @@ public final class Engine {
     private final TaskOperations operations;
     private final Leases leases;
     private final Completions completions;
+    private final Renewal renewal = new Renewal("dbtasks-renewal-");
+    private final LeaseLocks locks;
+    private final RunOnceGuards guards;
+    private final Inbox inbox;
     private final Map<String, QueueWorker> workers = new ConcurrentHashMap<>();
     private final Set<Execution> running = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
@@ -60,6 +67,9 @@ public final class Engine {
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
         this.leases = new Leases(jdbc, dialect, attempts, config);
         this.completions = new Completions(jdbc, dialect, attempts);
+        this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
+        this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
+        this.inbox = new JdbcInbox(jdbc, dialect);
     }
 
     /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
@@ -145,6 +155,7 @@ public final class Engine {
                 return true;
             }
             closed = true;
+            renewal.close();
             if (!started || workers.isEmpty()) {
                 return true;
             }
@@ -281,6 +292,18 @@ public final class Engine {
 
     public TaskOperations operations() {
         return operations;
+    }
+
+    public LeaseLocks locks() {
+        return locks;
+    }
+
+    public RunOnceGuards guards() {
+        return guards;
+    }
+
+    public Inbox inbox() {
+        return inbox;
     }
 
     Leases leases() {

@@ -84,7 +84,8 @@ public enum TestDatabase {
     public void clear() {
         try (Connection c = dataSource().getConnection();
                 Statement s = c.createStatement()) {
-            for (String table : List.of("dbtasks_attempt", "dbtasks_task")) {
+            for (String table :
+                    List.of("dbtasks_attempt", "dbtasks_task", "dbtasks_once", "dbtasks_inbox", "dbtasks_lock")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

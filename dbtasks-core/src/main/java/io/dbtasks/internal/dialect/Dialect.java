@@ -57,6 +57,28 @@ public interface Dialect {
     /** @return whether {@code e} is a unique-constraint violation */
     boolean isUniqueViolation(SQLException e);
 
+    /**
+     * The clause that makes an INSERT into a table with one unique key insert nothing on a
+     * duplicate, so that it does not abort the transaction it runs in (PostgreSQL). {@code ""} where
+     * a unique violation only fails the statement, and {@link #isUniqueViolation} tells the case.
+     */
+    default String onConflictDoNothing() {
+        return "";
+    }
+
+    /**
+     * A DELETE of at most {@code ?} rows of {@code table} matching {@code where}, for retention in
+     * batches. The batch size is bound after the parameters of {@code where}.
+     */
+    default String deleteBatch(String table, String where) {
+        return "DELETE FROM " + table + " WHERE " + where + " LIMIT ?";
+    }
+
+    /** @return whether {@code e} asks for the transaction to be retried (deadlock, serialization) */
+    default boolean isTransient(SQLException e) {
+        return e.getSQLState() != null && e.getSQLState().startsWith("40");
+    }
+
     /** @return the suffix that makes a SELECT read the latest committed row in any isolation */
     default String latestCommittedRead() {
         return "";

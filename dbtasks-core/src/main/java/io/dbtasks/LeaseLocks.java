@@ -1,0 +1,120 @@
+package io.dbtasks;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Named locks held under a lease, with a fencing token per grant (seed 002: "lease lock with
+ * token").
+ *
+ * <p>A lock is free when nobody holds it or its holder's lease has ended by the store's clock. A free
+ * lock is granted by inserting its row, or by taking over the expired row with a compare-and-set on
+ * the old holder's token, so two contenders never both win. {@link #renew} and {@link #release}
+ * act only when the caller's token is still the current one: a holder whose lease ran out and was
+ * taken over gets {@code false} or empty, and changes nothing. Tokens strictly increase per name;
+ * pass them on to fence writes (see {@link Lease}).
+ *
+ * <p>Two implementations: the JDBC one in the core ({@link DbTasks#locks()}, table {@code
+ * dbtasks_lock}, database clock), and {@code io.dbtasks.redis.RedisLeaseLocks} in {@code
+ * dbtasks-redis}.
+ *
+ * <p>Implementations are thread-safe. A {@link Lease} may be renewed or released from any thread.
+ */
+public interface LeaseLocks {
+    /**
+     * Takes the lock if it is free now; never waits.
+     *
+     * @param name the lock name, 1 to 200 characters
+     * @param lease how long the grant lasts unless renewed; positive
+     * @return the grant, or empty if another holder's lease is still running
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the name is empty or too long, or the lease not positive
+     * @throws DbTasksException if the store fails
+     */
+    Optional<Lease> tryAcquire(String name, Duration lease);
+
+    /**
+     * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters poll with
+     * exponential backoff (a few milliseconds up to 100 ms) and are woken at once when a holder in
+     * this process releases. Waiting is not FIFO: whoever polls first after a release wins.
+     *
+     * @param name the lock name, 1 to 200 characters
+     * @param lease how long the grant lasts unless renewed; positive
+     * @param maxWait how long to wait at most; zero tries once
+     * @return the grant, or empty if the lock did not become free within {@code maxWait}
+     * @throws InterruptedException if the waiting thread is interrupted
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the name is empty or too long, the lease not positive, or
+     *     {@code maxWait} negative
+     * @throws DbTasksException if the store fails
+     */
+    Optional<Lease> acquire(String name, Duration lease, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Extends a lease that is still held: it then ends {@code duration} after the store's now.
+     *
+     * @param lease the grant to renew
+     * @param duration the new remaining time; positive
+     * @return the renewed grant (same token, new expiry), or empty if the lease had ended, was
+     *     released, or was taken over; then the caller no longer holds the lock
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code duration} is not positive
+     * @throws DbTasksException if the store fails
+     */
+    Optional<Lease> renew(Lease lease, Duration duration);
+
+    /**
+     * Releases a lease that is still held, so the lock is free at once.
+     *
+     * @param lease the grant to release
+     * @return {@code true} if it was released; {@code false} if it had already ended, been released,
+     *     or been taken over (a stale token changes nothing)
+     * @throws NullPointerException if {@code lease} is null
+     * @throws DbTasksException if the store fails
+     */
+    boolean release(Lease lease);
+
+    /**
+     * @param name the lock name
+     * @return the current holder's grant, or empty if the lock is free
+     * @throws NullPointerException if {@code name} is null
+     * @throws DbTasksException if the store fails
+     */
+    Optional<Lease> find(String name);
+
+    /**
+     * Runs {@code work} on the calling thread while holding the lock, if it is free now. The lease is
+     * renewed every third of {@code lease} while the work runs; if a renewal finds the lease gone,
+     * the work's thread is interrupted. The lock is released when the work ends, however it ends.
+     *
+     * @param name the lock name, 1 to 200 characters
+     * @param lease how long each grant or renewal lasts; positive. A process that dies holds the lock
+     *     for at most this long
+     * @param work the work; gets the grant and its fencing token
+     * @return {@code true} if the work ran, {@code false} if the lock was held by someone else
+     * @throws LeaseLostException if the lease was lost while the work ran (the work was interrupted;
+     *     its cause is what the work threw, if anything)
+     * @throws WorkFailedException if the work threw a checked exception (unchecked ones and errors
+     *     are rethrown as they are)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException as for {@link #tryAcquire}
+     * @throws DbTasksException if the store fails
+     */
+    boolean withLock(String name, Duration lease, LeasedWork work);
+
+    /**
+     * Like {@link #withLock(String, Duration, LeasedWork)}, but waits up to {@code maxWait} for the
+     * lock as {@link #acquire} does.
+     *
+     * @param name the lock name, 1 to 200 characters
+     * @param lease how long each grant or renewal lasts; positive
+     * @param maxWait how long to wait for the lock at most
+     * @param work the work; gets the grant and its fencing token
+     * @return {@code true} if the work ran, {@code false} if the lock stayed held for {@code maxWait}
+     * @throws InterruptedException if the thread is interrupted while waiting for the lock
+     * @throws LeaseLostException if the lease was lost while the work ran
+     * @throws WorkFailedException if the work threw a checked exception
+     * @throws DbTasksException if the store fails
+     */
+    boolean withLock(String name, Duration lease, Duration maxWait, LeasedWork work) throws InterruptedException;
+}

@@ -1,0 +1,57 @@
+package io.dbtasks;
+
+import java.time.Duration;
+
+/**
+ * Run-once guards: work that must succeed at most once per key across every instance of the
+ * application, such as a daily report (seed 000, "unique-constraint scheme"; seed 004, "retry
+ * record").
+ *
+ * <p>Each key has one row in {@code dbtasks_once}, whose primary key is the guarantee. The first
+ * caller inserts it as RUNNING under a lease with a fencing token and runs the work; the row then
+ * becomes SUCCEEDED or FAILED. Later callers read the row: SUCCEEDED is skipped; RUNNING within its
+ * lease is skipped and names its holder; RUNNING past its lease (the holder died) is taken over by a
+ * compare-and-set on the old token; FAILED is run again, also by compare-and-set. Every change is one
+ * UPDATE guarded by the key and token, so a holder that lost its lease cannot complete, renew or
+ * fail the row any more. Expiry is decided by the database clock. Build period keys with {@link
+ * PeriodKeys}.
+ *
+ * <p>Thread-safe.
+ */
+public interface RunOnceGuards {
+    /**
+     * Runs {@code work} on the calling thread unless the key already succeeded or is running
+     * elsewhere. While it runs, the lease is renewed every third of {@code lease}; if a renewal finds
+     * the row taken over, the thread is interrupted and the result is {@link
+     * RunOnceResult.Outcome#LEASE_LOST}.
+     *
+     * <p>Failures are reported, not thrown: when the work throws an exception the row becomes FAILED
+     * with the error, a warning is logged, and the result is {@link RunOnceResult.Outcome#FAILED}
+     * with the exception; {@link RunOnceResult#throwIfFailed()} rethrows it for callers that want
+     * exceptions. An {@link Error} is recorded the same way and then rethrown.
+     *
+     * @param key the key, 1 to 255 characters; for periodic work include the period ({@link
+     *     PeriodKeys#daily})
+     * @param lease how long the work may go without a renewal before another caller may take it
+     *     over; positive. A process that dies mid-work blocks the key for at most this long
+     * @param work the work; gets the grant (key, fencing token, owner, expiry)
+     * @return which case happened; never null
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key is empty or too long, or the lease not positive
+     * @throws DbTasksException if the database fails while claiming the key
+     */
+    RunOnceResult runOnce(String key, Duration lease, LeasedWork work);
+
+    /**
+     * Deletes guard rows that have not changed for {@code age} (finished ones, and RUNNING ones
+     * whose lease has ended), by the database clock, in batches of 1,000 rows per statement. A key
+     * whose row is deleted may run again: keep rows longer than the window in which a key can
+     * recur.
+     *
+     * @param age how old a row must be; positive
+     * @return how many rows were deleted
+     * @throws IllegalArgumentException if {@code age} is not positive
+     * @throws DbTasksException if the database fails; the batches deleted before it stay deleted
+     */
+    int deleteOlderThan(Duration age);
+}

@@ -1,0 +1,171 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.Lease;
+import io.dbtasks.internal.dialect.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Lease locks in {@code dbtasks_lock}, one row per name (seed 002).
+ *
+ * <p>Acquire reads the row. No row: draw a token and INSERT (a unique violation, or PostgreSQL's
+ * {@code ON CONFLICT DO NOTHING} inserting nothing, means another caller inserted first: read
+ * again). A row whose lease has ended by the database clock: draw a token and take it over with
+ * {@code UPDATE ... WHERE name = ? AND token = <old> AND expires_at <= now}, a compare-and-set on
+ * the old holder's token; 0 rows means another caller took it first. A row whose lease still runs:
+ * not granted. Renew and release are UPDATEs guarded by {@code name AND token AND expires_at > now},
+ * so a holder whose lease ended, or who was taken over, changes nothing. Release sets the expiry to
+ * now instead of deleting the row, and rows are never deleted, so the row always holds the name's
+ * last token and tokens strictly increase per name (see {@link DbClock}).
+ */
+final class JdbcLeaseLocks extends AbstractLeaseLocks {
+    private static final int MAX_TRIES = 5;
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final DbClock clock;
+    private final String workerId;
+    private final String insertSql;
+    private final String takeOverSql;
+    private final String renewSql;
+    private final String releaseSql;
+    private final String selectSql;
+
+    JdbcLeaseLocks(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
+        super(renewal);
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.clock = new DbClock(dialect);
+        this.workerId = workerId;
+        String now = dialect.now();
+        this.insertSql = "INSERT INTO dbtasks_lock (name, token, owner, acquired_at, expires_at) VALUES (?, ?, ?, "
+                + now + ", ?)" + dialect.onConflictDoNothing();
+        this.takeOverSql = "UPDATE dbtasks_lock SET token = ?, owner = ?, acquired_at = " + now + ", expires_at = ?"
+                + " WHERE name = ? AND token = ? AND expires_at <= " + now;
+        this.renewSql = "UPDATE dbtasks_lock SET expires_at = ? WHERE name = ? AND token = ? AND expires_at > " + now;
+        this.releaseSql =
+                "UPDATE dbtasks_lock SET expires_at = " + now + " WHERE name = ? AND token = ? AND expires_at > " + now;
+        this.selectSql = "SELECT token, owner, expires_at, CASE WHEN expires_at > " + now
+                + " THEN 1 ELSE 0 END AS live FROM dbtasks_lock WHERE name = ?";
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(String name, Duration lease) {
+        validate(name, lease);
+        String owner = Owners.current(workerId);
+        return jdbc.withConnection("Acquire lock '" + name + "'", c -> {
+            for (int i = 0; i < MAX_TRIES; i++) {
+                Row row = select(c, name);
+                if (row != null && row.live()) {
+                    return Optional.empty();
+                }
+                DbClock.Grant grant = clock.draw(c, lease.toMillis());
+                Lease granted = new Lease(name, grant.token(), owner, grant.expiresAt());
+                if (row == null
+                        ? insert(c, granted)
+                        : takeOver(c, granted, row.lease().token())) {
+                    return Optional.of(granted);
+                }
+                // Another caller inserted or took over between our read and our write: look again.
+            }
+            return Optional.empty();
+        });
+    }
+
+    @Override
+    public Optional<Lease> renew(Lease lease, Duration duration) {
+        Objects.requireNonNull(lease, "lease");
+        requirePositive(Objects.requireNonNull(duration, "duration"), "duration");
+        return jdbc.withConnection("Renew lock '" + lease.name() + "'", c -> {
+            Lease renewed =
+                    new Lease(lease.name(), lease.token(), lease.owner(), clock.nowPlus(c, duration.toMillis()));
+            try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+                dialect.setInstant(ps, 1, renewed.expiresAt());
+                ps.setString(2, lease.name());
+                ps.setLong(3, lease.token());
+                return checked(ps.executeUpdate(), lease) ? Optional.of(renewed) : Optional.<Lease>empty();
+            }
+        });
+    }
+
+    @Override
+    public boolean release(Lease lease) {
+        Objects.requireNonNull(lease, "lease");
+        boolean released = jdbc.withConnection("Release lock '" + lease.name() + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                ps.setString(1, lease.name());
+                ps.setLong(2, lease.token());
+                return checked(ps.executeUpdate(), lease);
+            }
+        });
+        if (released) {
+            released();
+        }
+        return released;
+    }
+
+    @Override
+    public Optional<Lease> find(String name) {
+        Objects.requireNonNull(name, "name");
+        return jdbc.withConnection("Find lock '" + name + "'", c -> {
+            Row row = select(c, name);
+            return row != null && row.live() ? Optional.of(row.lease()) : Optional.<Lease>empty();
+        });
+    }
+
+    private record Row(Lease lease, boolean live) {}
+
+    private Row select(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(selectSql)) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                return new Row(
+                        new Lease(
+                                name, rs.getLong("token"), rs.getString("owner"), dialect.getInstant(rs, "expires_at")),
+                        rs.getInt("live") == 1);
+            }
+        }
+    }
+
+    private boolean insert(Connection c, Lease l) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(insertSql)) {
+            ps.setString(1, l.name());
+            ps.setLong(2, l.token());
+            ps.setString(3, l.owner());
+            dialect.setInstant(ps, 4, l.expiresAt());
+            return checked(ps.executeUpdate(), l);
+        } catch (SQLException e) {
+            if (dialect.isUniqueViolation(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private boolean takeOver(Connection c, Lease l, long oldToken) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(takeOverSql)) {
+            ps.setLong(1, l.token());
+            ps.setString(2, l.owner());
+            dialect.setInstant(ps, 3, l.expiresAt());
+            ps.setString(4, l.name());
+            ps.setLong(5, oldToken);
+            return checked(ps.executeUpdate(), l);
+        }
+    }
+
+    /** 1 row: ours; 0: someone else's; more: a bug. */
+    private static boolean checked(int rows, Lease l) {
+        if (rows > 1) {
+            throw new IllegalStateException("lock '" + l.name() + "' statement changed " + rows + " rows");
+        }
+        return rows == 1;
+    }
+}

@@ -1,0 +1,250 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.Lease;
+import io.dbtasks.LeasedWork;
+import io.dbtasks.RunOnceGuards;
+import io.dbtasks.RunOnceResult;
+import io.dbtasks.RunOnceResult.Outcome;
+import io.dbtasks.internal.dialect.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Run-once guards in {@code dbtasks_once}; the protocol is described on {@link RunOnceGuards}.
+ *
+ * <p>The claim reads the key's row first, and draws a token only when it is about to write, so the
+ * new token is greater than the one it replaces ({@link DbClock}). Every write is one statement
+ * guarded by the state it expects: the INSERT by the primary key, a takeover by {@code token = <old>
+ * AND status = 'RUNNING' AND lease_expires_at <= now}, a re-run of a failure by {@code token = <old>
+ * AND status = 'FAILED'}, renewal and completion by {@code token = <ours> AND status = 'RUNNING'}.
+ * A write that changes 0 rows lost a race and the claim reads the row again.
+ */
+final class JdbcRunOnceGuards implements RunOnceGuards {
+    private static final Logger log = LoggerFactory.getLogger(JdbcRunOnceGuards.class);
+    private static final int MAX_KEY = 255;
+    private static final int MAX_TRIES = 5;
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final DbClock clock;
+    private final Renewal renewal;
+    private final String workerId;
+    private final String selectSql;
+    private final String insertSql;
+    private final String rerunSql;
+    private final String renewSql;
+    private final String finishSql;
+
+    JdbcRunOnceGuards(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.clock = new DbClock(dialect);
+        this.renewal = renewal;
+        this.workerId = workerId;
+        String now = dialect.now();
+        this.selectSql = "SELECT status, token, owner, lease_expires_at, CASE WHEN lease_expires_at > " + now
+                + " THEN 1 ELSE 0 END AS live FROM dbtasks_once WHERE once_key = ?";
+        this.insertSql = "INSERT INTO dbtasks_once (once_key, status, token, owner, lease_expires_at, started_at, runs,"
+                + " created_at, updated_at) VALUES (?, 'RUNNING', ?, ?, ?, " + now + ", 1, " + now + ", " + now + ")"
+                + dialect.onConflictDoNothing();
+        // Binds: new token, owner, expiry, key, old token, old status. Expiry is re-checked for RUNNING.
+        this.rerunSql = "UPDATE dbtasks_once SET status = 'RUNNING', token = ?, owner = ?, lease_expires_at = ?,"
+                + " started_at = " + now + ", finished_at = NULL, duration_ms = NULL, runs = runs + 1, updated_at = "
+                + now
+                + " WHERE once_key = ? AND token = ? AND status = ? AND (status = 'FAILED' OR lease_expires_at <= "
+                + now + ")";
+        this.renewSql = "UPDATE dbtasks_once SET lease_expires_at = " + dialect.nowPlusMillis() + ", updated_at = "
+                + now + " WHERE once_key = ? AND token = ? AND status = 'RUNNING'";
+        this.finishSql = "UPDATE dbtasks_once SET status = ?, last_error = ?, duration_ms = ?, finished_at = " + now
+                + ", lease_expires_at = NULL, updated_at = " + now
+                + " WHERE once_key = ? AND token = ? AND status = 'RUNNING'";
+    }
+
+    @Override
+    public RunOnceResult runOnce(String key, Duration lease, LeasedWork work) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(lease, "lease");
+        Objects.requireNonNull(work, "work");
+        if (key.isEmpty() || key.length() > MAX_KEY) {
+            throw new IllegalArgumentException("run-once key must be 1 to " + MAX_KEY + " characters: '" + key + "'");
+        }
+        AbstractLeaseLocks.requirePositive(lease, "lease");
+        String owner = Owners.current(workerId);
+        RunOnceResult claim = jdbc.withConnection("Claim run-once key '" + key + "'", c -> claim(c, key, owner, lease));
+        if (claim.outcome() != Outcome.RAN && claim.outcome() != Outcome.TOOK_OVER) {
+            log.debug(
+                    "Run-once key '{}' skipped: {} {}",
+                    key,
+                    claim.outcome(),
+                    claim.holder().orElse(""));
+            return claim;
+        }
+        return run(claim, lease, work);
+    }
+
+    @Override
+    public int deleteOlderThan(Duration age) {
+        Objects.requireNonNull(age, "age");
+        return Retention.deleteInBatches(
+                jdbc,
+                dialect,
+                "dbtasks_once",
+                "updated_at < " + dialect.nowPlusMillis() + " AND (status <> 'RUNNING' OR lease_expires_at <= "
+                        + dialect.now() + ")",
+                age);
+    }
+
+    /** Claims the key, or says why not: RAN or TOOK_OVER carry our grant, the skips carry theirs. */
+    private RunOnceResult claim(Connection c, String key, String owner, Duration lease) throws SQLException {
+        for (int i = 0; i < MAX_TRIES; i++) {
+            Row row = select(c, key);
+            if (row != null && row.status().equals("SUCCEEDED")) {
+                return new RunOnceResult(key, Outcome.SKIPPED_DONE, null, null);
+            }
+            if (row != null && row.status().equals("RUNNING") && row.live()) {
+                return new RunOnceResult(key, Outcome.SKIPPED_RUNNING, row.lease(key), null);
+            }
+            DbClock.Grant grant = clock.draw(c, lease.toMillis());
+            Lease ours = new Lease(key, grant.token(), owner, grant.expiresAt());
+            if (row == null) {
+                if (insert(c, ours)) {
+                    return new RunOnceResult(key, Outcome.RAN, ours, null);
+                }
+            } else if (rerun(c, ours, row)) {
+                Outcome o = row.status().equals("RUNNING") ? Outcome.TOOK_OVER : Outcome.RAN;
+                if (o == Outcome.TOOK_OVER) {
+                    log.warn(
+                            "Run-once key '{}': took over from {} (token {}), whose lease ended at {}",
+                            key,
+                            row.owner(),
+                            row.token(),
+                            row.expiresAt());
+                }
+                return new RunOnceResult(key, o, ours, null);
+            }
+            // Another caller wrote the row between our read and our write: read it again.
+        }
+        throw new DbTasksException("Run-once key '" + key + "' changed hands " + MAX_TRIES
+                + " times while being claimed; call runOnce again");
+    }
+
+    private RunOnceResult run(RunOnceResult claim, Duration lease, LeasedWork work) {
+        Lease ours = claim.lease();
+        long start = System.nanoTime();
+        Renewal.Outcome outcome = renewal.run(ours, lease, () -> renew(ours, lease), work);
+        long durationMs = (System.nanoTime() - start) / 1_000_000;
+        Throwable error = outcome.error();
+        boolean recorded = finish(ours, error == null ? "SUCCEEDED" : "FAILED", error, durationMs);
+        RunOnceResult result;
+        if (!recorded) {
+            log.warn(
+                    "Run-once key '{}' (token {}) was taken over while its work ran; its outcome was discarded",
+                    ours.name(),
+                    ours.token());
+            result = new RunOnceResult(ours.name(), Outcome.LEASE_LOST, ours, error);
+        } else if (error != null) {
+            log.warn(
+                    "Run-once key '{}' (token {}) failed; a later call runs it again",
+                    ours.name(),
+                    ours.token(),
+                    error);
+            result = new RunOnceResult(ours.name(), Outcome.FAILED, ours, error);
+        } else {
+            result = claim;
+        }
+        if (error instanceof Error e) {
+            throw e;
+        }
+        return result;
+    }
+
+    private boolean renew(Lease ours, Duration lease) {
+        return jdbc.withConnection("Renew run-once key '" + ours.name() + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+                ps.setLong(1, lease.toMillis());
+                ps.setString(2, ours.name());
+                ps.setLong(3, ours.token());
+                return checked(ps.executeUpdate(), ours.name());
+            }
+        });
+    }
+
+    private boolean finish(Lease ours, String status, Throwable error, long durationMs) {
+        return jdbc.withConnection("Record run-once key '" + ours.name() + "' " + status, c -> {
+            try (PreparedStatement ps = c.prepareStatement(finishSql)) {
+                ps.setString(1, status);
+                ps.setString(2, error == null ? null : Attempts.reason(error));
+                ps.setLong(3, durationMs);
+                ps.setString(4, ours.name());
+                ps.setLong(5, ours.token());
+                return checked(ps.executeUpdate(), ours.name());
+            }
+        });
+    }
+
+    private record Row(String status, long token, String owner, Instant expiresAt, boolean live) {
+        Lease lease(String key) {
+            return new Lease(key, token, owner, expiresAt);
+        }
+    }
+
+    private Row select(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(selectSql)) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                return new Row(
+                        rs.getString("status"),
+                        rs.getLong("token"),
+                        rs.getString("owner"),
+                        dialect.getInstant(rs, "lease_expires_at"),
+                        rs.getInt("live") == 1);
+            }
+        }
+    }
+
+    private boolean insert(Connection c, Lease ours) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(insertSql)) {
+            ps.setString(1, ours.name());
+            ps.setLong(2, ours.token());
+            ps.setString(3, ours.owner());
+            dialect.setInstant(ps, 4, ours.expiresAt());
+            return checked(ps.executeUpdate(), ours.name());
+        } catch (SQLException e) {
+            if (dialect.isUniqueViolation(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private boolean rerun(Connection c, Lease ours, Row row) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(rerunSql)) {
+            ps.setLong(1, ours.token());
+            ps.setString(2, ours.owner());
+            dialect.setInstant(ps, 3, ours.expiresAt());
+            ps.setString(4, ours.name());
+            ps.setLong(5, row.token());
+            ps.setString(6, row.status());
+            return checked(ps.executeUpdate(), ours.name());
+        }
+    }
+
+    /** 1 row: ours; 0: someone else's; more: a bug. */
+    private static boolean checked(int rows, String key) {
+        if (rows > 1) {
+            throw new IllegalStateException("run-once key '" + key + "' statement changed " + rows + " rows");
+        }
+        return rows == 1;
+    }
+}
