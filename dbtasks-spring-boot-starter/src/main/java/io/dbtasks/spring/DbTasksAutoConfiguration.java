@@ -1,0 +1,126 @@
+package io.dbtasks.spring;
+
+import io.dbtasks.DbTasks;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Auto-configures a {@link DbTasks} on the application's {@link DataSource}, configured by the
+ * {@code dbtasks.*} properties ({@link DbTasksProperties}), with every {@link KindHandler} bean
+ * registered under its kind, the application's {@link JsonMapper} (if it has exactly one) for
+ * payloads, and a {@link DbTasksLifecycle} that starts and stops the workers with the context.
+ *
+ * <p>Backs off when the application defines its own {@code DbTasks} bean; the lifecycle then
+ * manages that bean instead. Disabled by {@code dbtasks.enabled=false}.
+ */
+@AutoConfiguration(
+        after = DataSourceAutoConfiguration.class,
+        afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+@ConditionalOnClass(DbTasks.class)
+@ConditionalOnBooleanProperty(name = "dbtasks.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DbTasksProperties.class)
+public class DbTasksAutoConfiguration {
+
+    /**
+     * Builds the engine: migrates the schema (unless {@code dbtasks.migrate=false}) but does not start
+     * the workers; {@link DbTasksLifecycle} does that once the context is refreshed.
+     *
+     * @param dataSource the application's single (or primary) DataSource
+     * @param properties the {@code dbtasks.*} properties
+     * @param beanFactory to find the {@link KindHandler} beans with their names
+     * @param jsonMapper the application's mapper, used if there is exactly one
+     * @param customizers applied last, in order
+     * @return the engine, not started
+     * @throws DuplicateKindException if two handler beans claim one kind
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(DataSource.class)
+    public DbTasks dbTasks(
+            DataSource dataSource,
+            DbTasksProperties properties,
+            ListableBeanFactory beanFactory,
+            ObjectProvider<JsonMapper> jsonMapper,
+            ObjectProvider<DbTasksBuilderCustomizer> customizers) {
+        DbTasks.Builder builder = DbTasks.builder(dataSource);
+        applyProperties(builder, properties);
+        jsonMapper.ifUnique(builder::jsonMapper);
+        registerHandlers(builder, beanFactory);
+        customizers.orderedStream().forEach(c -> c.customize(builder));
+        return builder.build();
+    }
+
+    /**
+     * @param dbTasks the context's engine, auto-configured or the application's own
+     * @param properties for the shutdown timeout
+     * @return the lifecycle that starts and stops its workers
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(DbTasks.class)
+    public DbTasksLifecycle dbTasksLifecycle(DbTasks dbTasks, DbTasksProperties properties) {
+        return new DbTasksLifecycle(dbTasks, properties.getShutdownTimeout());
+    }
+
+    private static void applyProperties(DbTasks.Builder builder, DbTasksProperties p) {
+        p.getQueues().forEach(builder::queue);
+        builder.workers(p.getWorkers().isEnabled())
+                .lease(p.getLease())
+                .pollInterval(p.getPollInterval())
+                .rescueInterval(p.getRescueInterval())
+                .shutdownTimeout(p.getShutdownTimeout())
+                .claimBatch(p.getClaimBatch())
+                .defaultMaxAttempts(p.getDefaultMaxAttempts())
+                .defaultTimeout(p.getDefaultTimeout())
+                .defaultRetryPolicy(p.getDefaultRetry().toPolicy())
+                .migrate(p.isMigrate());
+        if (p.getHeartbeatInterval() != null) {
+            builder.heartbeatInterval(p.getHeartbeatInterval());
+        }
+        if (p.getWorkerId() != null) {
+            builder.workerId(p.getWorkerId());
+        }
+    }
+
+    @SuppressWarnings("rawtypes")
+    private static void registerHandlers(DbTasks.Builder builder, ListableBeanFactory beanFactory) {
+        Map<String, KindHandler> beans = beanFactory.getBeansOfType(KindHandler.class);
+        Map<String, List<String>> beansByKind = new LinkedHashMap<>();
+        beans.forEach((name, handler) -> {
+            String kind = handler.kind();
+            if (kind == null || kind.isBlank() || handler.payloadType() == null) {
+                throw new IllegalStateException("KindHandler bean '" + name + "' ("
+                        + ClassUtils.getUserClass(handler).getName()
+                        + ") must return a non-blank kind() and a non-null payloadType() (Void.class for none)");
+            }
+            beansByKind
+                    .computeIfAbsent(kind, k -> new ArrayList<>())
+                    .add(name + " (" + ClassUtils.getUserClass(handler).getName() + ")");
+        });
+        beansByKind.forEach((kind, names) -> {
+            if (names.size() > 1) {
+                throw new DuplicateKindException(kind, names);
+            }
+        });
+        beans.values().forEach(h -> register(builder, (KindHandler<?>) h));
+    }
+
+    private static <P> void register(DbTasks.Builder builder, KindHandler<P> handler) {
+        builder.handler(handler.kind(), handler.payloadType(), handler);
+    }
+}

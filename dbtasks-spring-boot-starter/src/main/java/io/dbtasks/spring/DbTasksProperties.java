@@ -1,0 +1,293 @@
+package io.dbtasks.spring;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.RetryPolicy;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code dbtasks.*} properties of the auto-configured {@link DbTasks}. Unset values take the
+ * engine's defaults (the {@code DEFAULT_*} constants of {@link DbTasks}); they are validated when the
+ * engine is built, so an out-of-range value fails the startup with the engine's message.
+ *
+ * <p>Bound once at startup; not meant to be changed afterwards, and not thread-safe.
+ */
+@ConfigurationProperties("dbtasks")
+public class DbTasksProperties {
+    /** Whether to auto-configure a DbTasks engine at all. */
+    private boolean enabled = true;
+
+    /** Worker settings. */
+    private final Workers workers = new Workers();
+
+    /**
+     * Queues this instance works, by name, with the most tasks of each running at once. Empty means
+     * the engine default: queue "default" with 4 workers.
+     */
+    private Map<String, Integer> queues = new LinkedHashMap<>();
+
+    /** How long a claim holds a task without a heartbeat before another worker may rescue it. */
+    private Duration lease = DbTasks.DEFAULT_LEASE;
+
+    /** How often leases of running tasks are renewed; unset means a third of the lease. */
+    private Duration heartbeatInterval;
+
+    /** How often an idle worker looks for due tasks. */
+    private Duration pollInterval = DbTasks.DEFAULT_POLL_INTERVAL;
+
+    /** How often expired leases are looked for and their tasks rescued. */
+    private Duration rescueInterval = DbTasks.DEFAULT_RESCUE_INTERVAL;
+
+    /** How long shutdown waits for running tasks before handing them back to PENDING. */
+    private Duration shutdownTimeout = DbTasks.DEFAULT_SHUTDOWN_TIMEOUT;
+
+    /** The most tasks one claim statement takes, 1 to 1000. */
+    private int claimBatch = DbTasks.DEFAULT_CLAIM_BATCH;
+
+    /** Attempts for tasks whose request does not say, at least 1. */
+    private int defaultMaxAttempts = DbTasks.DEFAULT_MAX_ATTEMPTS;
+
+    /** Per-attempt timeout for tasks whose request does not say; unset means none. */
+    private Duration defaultTimeout;
+
+    /** Backoff between attempts for tasks whose request does not say. */
+    private final Retry defaultRetry = new Retry();
+
+    /** Whether to run the dbtasks Flyway migrations (own history table) at startup. */
+    private boolean migrate = true;
+
+    /** The lease owner name of this instance; unset means host:pid:random. */
+    private String workerId;
+
+    /** @return whether the engine is auto-configured */
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /** @param enabled whether the engine is auto-configured */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** @return the worker settings; never {@code null} */
+    public Workers getWorkers() {
+        return workers;
+    }
+
+    /** @return queue name to concurrency; never {@code null}, empty for the engine default */
+    public Map<String, Integer> getQueues() {
+        return queues;
+    }
+
+    /** @param queues queue name to concurrency */
+    public void setQueues(Map<String, Integer> queues) {
+        this.queues = queues;
+    }
+
+    /** @return the lease */
+    public Duration getLease() {
+        return lease;
+    }
+
+    /** @param lease the lease */
+    public void setLease(Duration lease) {
+        this.lease = lease;
+    }
+
+    /** @return the heartbeat interval, or {@code null} for a third of the lease */
+    public Duration getHeartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    /** @param heartbeatInterval the heartbeat interval, or {@code null} */
+    public void setHeartbeatInterval(Duration heartbeatInterval) {
+        this.heartbeatInterval = heartbeatInterval;
+    }
+
+    /** @return the poll interval */
+    public Duration getPollInterval() {
+        return pollInterval;
+    }
+
+    /** @param pollInterval the poll interval */
+    public void setPollInterval(Duration pollInterval) {
+        this.pollInterval = pollInterval;
+    }
+
+    /** @return the rescue interval */
+    public Duration getRescueInterval() {
+        return rescueInterval;
+    }
+
+    /** @param rescueInterval the rescue interval */
+    public void setRescueInterval(Duration rescueInterval) {
+        this.rescueInterval = rescueInterval;
+    }
+
+    /** @return how long shutdown waits for running tasks */
+    public Duration getShutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    /** @param shutdownTimeout how long shutdown waits for running tasks */
+    public void setShutdownTimeout(Duration shutdownTimeout) {
+        this.shutdownTimeout = shutdownTimeout;
+    }
+
+    /** @return the claim batch size */
+    public int getClaimBatch() {
+        return claimBatch;
+    }
+
+    /** @param claimBatch the claim batch size, 1 to 1000 */
+    public void setClaimBatch(int claimBatch) {
+        this.claimBatch = claimBatch;
+    }
+
+    /** @return the default max attempts */
+    public int getDefaultMaxAttempts() {
+        return defaultMaxAttempts;
+    }
+
+    /** @param defaultMaxAttempts the default max attempts, at least 1 */
+    public void setDefaultMaxAttempts(int defaultMaxAttempts) {
+        this.defaultMaxAttempts = defaultMaxAttempts;
+    }
+
+    /** @return the default per-attempt timeout, or {@code null} for none */
+    public Duration getDefaultTimeout() {
+        return defaultTimeout;
+    }
+
+    /** @param defaultTimeout the default per-attempt timeout, or {@code null} for none */
+    public void setDefaultTimeout(Duration defaultTimeout) {
+        this.defaultTimeout = defaultTimeout;
+    }
+
+    /** @return the default retry settings; never {@code null} */
+    public Retry getDefaultRetry() {
+        return defaultRetry;
+    }
+
+    /** @return whether migrations run at startup */
+    public boolean isMigrate() {
+        return migrate;
+    }
+
+    /** @param migrate whether migrations run at startup */
+    public void setMigrate(boolean migrate) {
+        this.migrate = migrate;
+    }
+
+    /** @return the worker id, or {@code null} for a generated one */
+    public String getWorkerId() {
+        return workerId;
+    }
+
+    /** @param workerId the worker id, or {@code null} for a generated one */
+    public void setWorkerId(String workerId) {
+        this.workerId = workerId;
+    }
+
+    /** {@code dbtasks.workers.*}. */
+    public static class Workers {
+        /**
+         * Whether this instance claims and runs tasks. False makes a producer-only engine that
+         * enqueues, queries and operates but never claims.
+         */
+        private boolean enabled = true;
+
+        /** @return whether this instance runs tasks */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether this instance runs tasks */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /**
+     * {@code dbtasks.default-retry.*}: the engine's default {@link RetryPolicy}. The defaults equal
+     * {@link RetryPolicy#DEFAULT}.
+     */
+    public static class Retry {
+        /** Fixed waits, or exponential waits with a cap and jitter. */
+        private RetryPolicy.Backoff backoff = RetryPolicy.DEFAULT.backoff();
+
+        /** The wait before the first retry; for fixed backoff, before every retry. */
+        private Duration initial = RetryPolicy.DEFAULT.initial();
+
+        /** Growth of the wait per attempt (exponential only), at least 1. */
+        private double multiplier = RetryPolicy.DEFAULT.multiplier();
+
+        /** Cap on any wait (exponential only). */
+        private Duration max = RetryPolicy.DEFAULT.max();
+
+        /** Fraction of each wait drawn at random, 0 to 1 (exponential only). */
+        private double jitter = RetryPolicy.DEFAULT.jitter();
+
+        /**
+         * @return the policy these settings describe
+         * @throws IllegalArgumentException if a value is out of range
+         */
+        public RetryPolicy toPolicy() {
+            return backoff == RetryPolicy.Backoff.FIXED
+                    ? RetryPolicy.fixed(initial)
+                    : RetryPolicy.exponential(initial, multiplier, max, jitter);
+        }
+
+        /** @return the kind of backoff */
+        public RetryPolicy.Backoff getBackoff() {
+            return backoff;
+        }
+
+        /** @param backoff the kind of backoff */
+        public void setBackoff(RetryPolicy.Backoff backoff) {
+            this.backoff = backoff;
+        }
+
+        /** @return the first (fixed: every) wait */
+        public Duration getInitial() {
+            return initial;
+        }
+
+        /** @param initial the first (fixed: every) wait */
+        public void setInitial(Duration initial) {
+            this.initial = initial;
+        }
+
+        /** @return the growth per attempt */
+        public double getMultiplier() {
+            return multiplier;
+        }
+
+        /** @param multiplier the growth per attempt */
+        public void setMultiplier(double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        /** @return the cap on any wait */
+        public Duration getMax() {
+            return max;
+        }
+
+        /** @param max the cap on any wait */
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+
+        /** @return the random fraction */
+        public double getJitter() {
+            return jitter;
+        }
+
+        /** @param jitter the random fraction */
+        public void setJitter(double jitter) {
+            this.jitter = jitter;
+        }
+    }
+}
