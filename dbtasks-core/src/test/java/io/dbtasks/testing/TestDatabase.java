@@ -48,6 +48,37 @@ public enum TestDatabase {
         return fromEnv != null && !fromEnv.isBlank() ? fromEnv : defaultUrl;
     }
 
+    /**
+     * A URL by which another JVM reaches this very database: PostgreSQL and MariaDB as they are; the
+     * in-memory H2 database through a TCP server started in this JVM on first use.
+     *
+     * @return the URL
+     */
+    public String crossProcessUrl() {
+        if (this != H2) {
+            return url();
+        }
+        dataSource(); // the in-memory database lives while this pool holds it
+        return "jdbc:h2:tcp://127.0.0.1:" + H2Tcp.port() + "/mem:dbtasks_test;LOCK_TIMEOUT=10000";
+    }
+
+    /** The H2 TCP server of {@link #crossProcessUrl()}, started once per JVM. */
+    private static final class H2Tcp {
+        private static org.h2.tools.Server server;
+
+        static synchronized int port() {
+            if (server == null) {
+                try {
+                    server = org.h2.tools.Server.createTcpServer("-tcpPort", "0", "-ifExists")
+                            .start();
+                } catch (SQLException e) {
+                    throw new IllegalStateException("Cannot start the H2 TCP server: " + e.getMessage(), e);
+                }
+            }
+            return server.getPort();
+        }
+    }
+
     /** @return whether {@code dbtasks.test.databases} lists this database */
     public boolean required() {
         String list = System.getProperty("dbtasks.test.databases", "h2,postgresql,mariadb");

@@ -1,0 +1,81 @@
+package io.dbtasks.cluster;
+
+import io.dbtasks.RunOnceGuards;
+import io.dbtasks.RunOnceResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * The run-once race: every thread of every process calls {@code runOnce} for the same keys in the
+ * same order, so each key is raced by all callers at once. The work inserts one row into {@code
+ * once_effect}, a table without a unique constraint, so a key whose work ran twice shows two rows.
+ */
+public final class RunOnceRace {
+    private RunOnceRace() {}
+
+    /** Drops and creates {@code once_effect}. */
+    public static void createTable(DataSource ds) throws SQLException {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
+            try {
+                s.executeUpdate("DROP TABLE once_effect");
+            } catch (SQLException absent) {
+                // first run
+            }
+            s.executeUpdate("CREATE TABLE once_effect (once_key VARCHAR(100) NOT NULL, token BIGINT NOT NULL,"
+                    + " runner VARCHAR(200) NOT NULL)");
+        }
+    }
+
+    /** @return one count per {@link RunOnceResult.Outcome}, by name */
+    public static Map<String, Long> run(RunOnceGuards guards, DataSource ds, int threads, int keys) throws Exception {
+        Map<RunOnceResult.Outcome, AtomicLong> outcomes = new EnumMap<>(RunOnceResult.Outcome.class);
+        for (RunOnceResult.Outcome o : RunOnceResult.Outcome.values()) {
+            outcomes.put(o, new AtomicLong());
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    for (int k = 0; k < keys; k++) {
+                        RunOnceResult r = guards.runOnce("race-" + k, Duration.ofSeconds(10), lease -> {
+                            try (Connection c = ds.getConnection();
+                                    PreparedStatement ps = c.prepareStatement(
+                                            "INSERT INTO once_effect (once_key, token, runner) VALUES (?, ?, ?)")) {
+                                ps.setString(1, lease.name());
+                                ps.setLong(2, lease.token());
+                                ps.setString(3, lease.owner());
+                                ps.executeUpdate();
+                            }
+                            Thread.sleep(3);
+                        });
+                        outcomes.get(r.outcome()).incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        Map<String, Long> figures = new LinkedHashMap<>();
+        outcomes.forEach((o, n) -> figures.put(o.name(), n.get()));
+        return figures;
+    }
+}
