@@ -116,8 +116,9 @@ final class Completions {
     /** The guarded UPDATE of one settle; {@code extraGuard} narrows the precondition further. */
     private int update(Connection c, Task t, String set, String extraGuard, Long delayMs, String lastError)
             throws SQLException {
-        String sql = "UPDATE dbtasks_task SET " + set + ", lease_expires_at = NULL, cancel_requested = FALSE,"
-                + " updated_at = " + now() + GUARD + extraGuard;
+        // Out of RUNNING nobody holds the lease: no owner, no expiry (the token stays, as the last claim's).
+        String sql = "UPDATE dbtasks_task SET " + set + ", lease_owner = NULL, lease_expires_at = NULL,"
+                + " cancel_requested = FALSE, updated_at = " + now() + GUARD + extraGuard;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int i = 1;
             if (delayMs != null) {

@@ -232,19 +232,23 @@ public final class Engine {
 
     private void heartbeat() {
         try {
+            // By lease token, not task id: a stale and a current execution of one task may both be here.
             Map<Long, Execution> live = new java.util.HashMap<>();
             List<Task> tasks = new ArrayList<>();
             for (Execution e : running) {
                 if (!e.isSettled()) {
-                    live.put(e.task().id(), e);
+                    live.put(e.task().leaseToken(), e);
                     tasks.add(e.task());
                 }
             }
             for (Long lost : leases.heartbeat(tasks)) {
                 live.get(lost).onLeaseLost();
             }
-            for (Long id : leases.cancelRequested(tasks)) {
-                live.get(id).onCancelRequested();
+            for (Long token : leases.cancelRequested(tasks)) {
+                Execution e = live.get(token);
+                if (e != null) { // a cancel request reaches only the execution that holds the lease
+                    e.onCancelRequested();
+                }
             }
         } catch (RuntimeException e) {
             log.error("Heartbeat failed; will retry in {}", config.heartbeatInterval(), e);

@@ -58,8 +58,10 @@ public final class Leases {
     }
 
     /**
-     * Renews each lease; returns the ids whose guarded UPDATE changed 0 rows (the lease is lost).
-     * Errors propagate: the caller retries at the next tick, and the lease may meanwhile expire.
+     * Renews each lease; returns the lease tokens whose guarded UPDATE changed 0 rows (the lease is
+     * lost). Tokens, not task ids: one engine may hold a stale and a current execution of the same
+     * task (rescued and re-claimed locally), and only the stale one has lost its lease. Errors
+     * propagate: the caller retries at the next tick, and the lease may meanwhile expire.
      */
     Set<Long> heartbeat(Collection<Task> tasks) {
         if (tasks.isEmpty()) {
@@ -76,7 +78,7 @@ public final class Leases {
                     ps.setLong(3, t.leaseToken());
                     int n = ps.executeUpdate();
                     if (n == 0) {
-                        lost.add(t.id());
+                        lost.add(t.leaseToken());
                     } else if (n != 1) {
                         throw new IllegalStateException("heartbeat of task " + t.id() + " changed " + n + " rows");
                     }
@@ -86,13 +88,16 @@ public final class Leases {
         });
     }
 
-    /** @return the ids among {@code tasks} that an operator asked to cancel while they hold our lease */
+    /**
+     * @return the lease tokens among {@code tasks} that still hold their task, RUNNING, and whose
+     *     cancellation an operator requested
+     */
     Set<Long> cancelRequested(Collection<Task> tasks) {
         if (tasks.isEmpty()) {
             return Set.of();
         }
         return jdbc.withConnection("Check cancellation", c -> {
-            Set<Long> ids = new HashSet<>();
+            Set<Long> tokens = new HashSet<>();
             List<Task> list = new ArrayList<>(tasks);
             String in = String.join(", ", java.util.Collections.nCopies(list.size(), "?"));
             try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
@@ -102,11 +107,11 @@ public final class Leases {
                 }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        ids.add(rs.getLong(1));
+                        tokens.add(rs.getLong(2));
                     }
                 }
             }
-            return ids;
+            return tokens;
         });
     }
 
@@ -202,7 +207,8 @@ public final class Leases {
             throws SQLException {
         String finished = next.isFinal() ? dialect.now() : "NULL";
         try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET status = ?, run_at = "
-                + dialect.now() + ", finished_at = " + finished + ", lease_expires_at = NULL, cancel_requested = FALSE,"
+                + dialect.now() + ", finished_at = " + finished + ", lease_owner = NULL, lease_expires_at = NULL,"
+                + " cancel_requested = FALSE,"
                 + " updated_at = " + dialect.now() + ", last_error = ? WHERE id = ? AND lease_token = ?"
                 + " AND status = 'RUNNING' AND cancel_requested = ? AND lease_expires_at < " + dialect.now())) {
             ps.setString(1, next.name());

@@ -85,8 +85,10 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
             assertThat(t.status()).isEqualTo(TaskStatus.SUCCEEDED);
             assertThat(t.attempt()).isEqualTo(1);
             assertThat(t.leaseToken()).isEqualTo(tokenByTask.get(t.id()));
-            assertThat(t.leaseOwner()).startsWith("engine-");
+            assertThat(t.leaseOwner()).isNull();
         });
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE worker LIKE 'engine-%'"))
+                .isEqualTo(tasks);
     }
 
     @Test
@@ -167,6 +169,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         Task settled = awaitStatus(newOwner, id, TaskStatus.SUCCEEDED);
         assertThat(settled.attempt()).isEqualTo(2);
         assertThat(settled.leaseToken()).isGreaterThan(claimed.leaseToken());
+        assertThat(settled.leaseOwner()).isNull();
         List<Attempt> attempts = newOwner.attempts(id);
         assertThat(attempts)
                 .extracting(Attempt::outcome)
@@ -283,6 +286,65 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
     }
 
     @Test
+    void heartbeatInterruptsTheExecutionThatLostItsLeaseNotTheOneOfTheSameTaskThatHoldsIt() throws Exception {
+        // One engine runs two executions of each task: the first lost its lease and was rescued, and
+        // the same engine re-claimed the task. Its next heartbeat must stop the first and only it.
+        int n = 4;
+        CountDownLatch firstStarted = latch(n);
+        CountDownLatch secondStarted = latch(n);
+        CountDownLatch releaseSecond = latch();
+        Set<Long> firstInterrupted = ConcurrentHashMap.newKeySet();
+        Set<Long> secondInterrupted = ConcurrentHashMap.newKeySet();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 2 * n)
+                .lease(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofMillis(1200))
+                .rescueInterval(Duration.ofMillis(50))
+                .handler(KIND, Void.class, (ctx, p) -> {
+                    if (ctx.attempt() == 1) {
+                        firstStarted.countDown();
+                        try {
+                            Thread.sleep(PATIENCE.toMillis());
+                        } catch (InterruptedException e) {
+                            firstInterrupted.add(ctx.taskId());
+                            throw e;
+                        }
+                    } else {
+                        secondStarted.countDown();
+                        try {
+                            awaitLatch(releaseSecond);
+                        } catch (InterruptedException e) {
+                            secondInterrupted.add(ctx.taskId());
+                            throw e;
+                        }
+                    }
+                }));
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ids.add(tasks.enqueue(TaskRequest.of(KIND, null)).task().id());
+        }
+        tasks.start();
+        awaitLatch(firstStarted);
+        ids.forEach(this::expireLease); // long before the first heartbeat at 1.2 s
+
+        awaitLatch(secondStarted);
+        eventually()
+                .atMost(Duration.ofSeconds(5))
+                .alias("the stale first executions to be interrupted by the heartbeat")
+                .until(() -> firstInterrupted.size() == n);
+
+        assertThat(secondInterrupted).isEmpty();
+        releaseSecond.countDown();
+        for (long id : ids) {
+            Task done = awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+            assertThat(done.attempt()).isEqualTo(2);
+            assertThat(tasks.attempts(id))
+                    .extracting(Attempt::outcome)
+                    .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        }
+        assertThat(secondInterrupted).isEmpty();
+    }
+
+    @Test
     void expiredLeaseOnTheLastAttemptIsRescuedToFailed() throws Exception {
         CountDownLatch started = latch();
         CountDownLatch release = latch();
@@ -312,6 +374,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(failed.attempt()).isEqualTo(1);
         assertThat(failed.finishedAt()).isNotNull();
         assertThat(failed.leaseExpiresAt()).isNull();
+        assertThat(failed.leaseOwner()).isNull();
         assertThat(failed.lastError()).contains("old-owner").contains("expired").contains("no attempts left");
         List<Attempt> attempts = rescuer.attempts(id);
         assertThat(attempts).hasSize(1);
@@ -382,6 +445,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(handedBack.status()).isEqualTo(TaskStatus.PENDING);
         assertThat(handedBack.attempt()).isZero(); // the attempt was given back, so maxAttempts 1 still allows a run
         assertThat(handedBack.leaseExpiresAt()).isNull();
+        assertThat(handedBack.leaseOwner()).isNull();
         assertThat(handedBack.finishedAt()).isNull();
         assertThat(stopping.attempts(id)).isEmpty();
 

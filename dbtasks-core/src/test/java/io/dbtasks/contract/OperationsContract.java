@@ -215,6 +215,7 @@ public abstract class OperationsContract extends EngineHarness {
         awaitLatch(interrupted);
         assertThat(sawRequest).isTrue();
         assertThat(cancelled.cancelRequested()).isFalse();
+        assertThat(cancelled.leaseOwner()).isNull();
         assertThat(cancelled.finishedAt()).isNotNull();
         assertThat(cancelled.lastError()).containsIgnoringCase("cancel");
         assertThat(tasks.attempts(id)).singleElement().satisfies(a -> {

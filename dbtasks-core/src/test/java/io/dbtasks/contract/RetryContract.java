@@ -171,6 +171,7 @@ public abstract class RetryContract extends EngineHarness {
         assertThat(failed.attempt()).isEqualTo(3);
         assertThat(failed.finishedAt()).isNotNull();
         assertThat(failed.leaseExpiresAt()).isNull();
+        assertThat(failed.leaseOwner()).isNull();
         assertThat(failed.lastError()).isEqualTo("java.lang.IllegalStateException: boom on attempt 3");
         List<Attempt> attempts = tasks.attempts(id);
         assertThat(attempts).hasSize(3);

@@ -1,18 +1,29 @@
 package io.dbtasks.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dbtasks.Attempt;
 import io.dbtasks.AttemptOutcome;
 import io.dbtasks.DbTasks;
 import io.dbtasks.EnqueueResult;
+import io.dbtasks.InvalidPayloadException;
+import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.UnknownKindException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The behaviour every database must show; run once per database by the subclasses. */
+/**
+ * The basic life of a task, and bad input that must fail its own task without harming others. Run
+ * once per database by the subclasses.
+ */
 public abstract class TaskContract extends EngineHarness {
 
     record Order(long orderId, String operator) {}
@@ -28,11 +39,150 @@ public abstract class TaskContract extends EngineHarness {
         assertThat(r.duplicate()).isFalse();
         assertThat(r.task().status()).isEqualTo(TaskStatus.PENDING);
         tasks.start();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> tasks.find(r.task().id()).orElseThrow().status() == TaskStatus.SUCCEEDED);
+        Task done = awaitStatus(tasks, r.task().id(), TaskStatus.SUCCEEDED);
         assertThat(runs).hasValue(1);
+        assertThat(done.attempt()).isEqualTo(1);
+        assertThat(done.finishedAt()).isNotNull();
+        assertThat(done.leaseExpiresAt()).isNull();
+        assertThat(done.lastError()).isNull();
+        assertThat(done.leaseOwner())
+                .as("no lease is held once the task left RUNNING")
+                .isNull();
         var attempts = tasks.attempts(r.task().id());
         assertThat(attempts).hasSize(1);
         assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.SUCCEEDED);
+    }
+
+    @Test
+    void handlerSeesItsTaskIdAttemptTokenAndWorker() {
+        Map<String, Object> seen = new ConcurrentHashMap<>();
+        DbTasks tasks = engine(b -> b.workerId("ctx-worker").handler("ctx", Void.class, (ctx, p) -> {
+            seen.put("id", ctx.taskId());
+            seen.put("kind", ctx.kind());
+            seen.put("queue", ctx.queue());
+            seen.put("attempt", ctx.attempt());
+            seen.put("max", ctx.maxAttempts());
+            seen.put("token", ctx.fencingToken());
+            seen.put("worker", ctx.workerId());
+            seen.put("lost", ctx.isLeaseLost());
+            seen.put("cancel", ctx.isCancellationRequested());
+            ctx.heartbeat(); // an explicit renewal under a live lease just works
+        }));
+        long id = tasks.enqueue(TaskRequest.builder("ctx").maxAttempts(5).build())
+                .task()
+                .id();
+        tasks.start();
+
+        Task done = awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+
+        assertThat(seen)
+                .containsEntry("id", id)
+                .containsEntry("kind", "ctx")
+                .containsEntry("queue", DbTasks.DEFAULT_QUEUE)
+                .containsEntry("attempt", 1)
+                .containsEntry("max", 5)
+                .containsEntry("token", done.leaseToken())
+                .containsEntry("worker", "ctx-worker")
+                .containsEntry("lost", false)
+                .containsEntry("cancel", false);
+    }
+
+    @Test
+    void badPayloadsUnknownKindsAndThrownErrorsFailOnlyTheirOwnTasks() {
+        DbTasks tasks = engine(b -> b.handler("order.sync", Order.class, (ctx, order) -> {
+                    assertThat(order).isNotNull();
+                })
+                .handler("asserts", Void.class, (ctx, p) -> {
+                    throw new AssertionError("invariant broken: total < 0");
+                })
+                .handler("recurses", Void.class, (ctx, p) -> recurse(0)));
+        List<Long> good = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            good.add(tasks.enqueue(TaskRequest.of("order.sync", new Order(i, "ok")))
+                    .task()
+                    .id());
+        }
+        long malformed = tasks.enqueue(TaskRequest.of("order.sync", new Order(1, "x")))
+                .task()
+                .id();
+        assertThat(sql("UPDATE dbtasks_task SET payload = ? WHERE id = ?", "{not json", malformed))
+                .isEqualTo(1);
+        long wrongShape = tasks.enqueue(TaskRequest.of("order.sync", List.of("a", "b")))
+                .task()
+                .id();
+        long unknown =
+                tasks.enqueue(TaskRequest.of("no.such.kind", null)).task().id();
+        long asserts = tasks.enqueue(TaskRequest.of("asserts", null)).task().id();
+        long recurses = tasks.enqueue(TaskRequest.of("recurses", null)).task().id();
+        for (int i = 10; i < 20; i++) {
+            good.add(tasks.enqueue(TaskRequest.of("order.sync", new Order(i, "ok")))
+                    .task()
+                    .id());
+        }
+
+        tasks.start();
+
+        assertFailedOnce(tasks, malformed, InvalidPayloadException.class, "order.sync", Order.class.getName());
+        assertFailedOnce(tasks, wrongShape, InvalidPayloadException.class, "order.sync", Order.class.getName());
+        assertFailedOnce(tasks, unknown, UnknownKindException.class, "No handler is registered", "'no.such.kind'");
+        assertFailedOnce(tasks, asserts, AssertionError.class, "invariant broken: total < 0");
+        assertFailedOnce(tasks, recurses, StackOverflowError.class);
+        for (long id : good) {
+            awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+        }
+        // The engine is still working normally afterwards.
+        long after = tasks.enqueue(TaskRequest.of("order.sync", new Order(99, "ok")))
+                .task()
+                .id();
+        awaitStatus(tasks, after, TaskStatus.SUCCEEDED);
+        assertThat(tasks.stats().tasks().get(TaskStatus.SUCCEEDED)).isEqualTo(21);
+    }
+
+    private static int recurse(int depth) {
+        return recurse(depth + 1) + 1;
+    }
+
+    private static void assertFailedOnce(DbTasks tasks, long id, Class<? extends Throwable> error, String... says) {
+        Task failed = awaitStatus(tasks, id, TaskStatus.FAILED);
+        assertThat(failed.attempt()).as("attempts of task %d", id).isEqualTo(1);
+        assertThat(failed.lastError()).startsWith(error.getName());
+        for (String s : says) {
+            assertThat(failed.lastError()).contains(s);
+        }
+        List<Attempt> attempts = tasks.attempts(id);
+        assertThat(attempts).hasSize(1);
+        assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.FAILED);
+        assertThat(attempts.get(0).errorClass()).isEqualTo(error.getName());
+        assertThat(attempts.get(0).stackTrace()).startsWith(error.getName());
+    }
+
+    @Test
+    void validateRefusesUnknownKindsAndUnreadablePayloads() {
+        DbTasks tasks = engine(b -> b.workers(false).handler("order.sync", Order.class, (ctx, o) -> {}));
+        tasks.validate("order.sync", "{\"orderId\":1,\"operator\":\"a\"}");
+        tasks.validate("order.sync", null);
+        assertThatThrownBy(() -> tasks.validate("order.sync", "{not json"))
+                .isInstanceOf(InvalidPayloadException.class)
+                .hasMessageContaining("order.sync");
+        assertThatThrownBy(() -> tasks.validate("order.sync", "[1, 2]")).isInstanceOf(InvalidPayloadException.class);
+        assertThatThrownBy(() -> tasks.validate("nope", "{}"))
+                .isInstanceOf(UnknownKindException.class)
+                .hasMessageContaining("nope")
+                .hasMessageContaining("order.sync");
+        assertThat(tasks.kinds()).containsExactly("order.sync");
+    }
+
+    @Test
+    void builderRefusesAHeartbeatThatIsNotShorterThanTheLease() {
+        assertThatThrownBy(() -> DbTasks.builder(dataSource())
+                        .lease(Duration.ofSeconds(1))
+                        .heartbeatInterval(Duration.ofSeconds(1))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("heartbeatInterval");
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).claimBatch(0).build())
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).queue("q", 0))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -1,0 +1,292 @@
+package io.dbtasks.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.Attempt;
+import io.dbtasks.AttemptOutcome;
+import io.dbtasks.RetryPolicy;
+import io.dbtasks.Task;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.contract.EngineHarness;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The lease protocol at the component level, without worker threads: two engines that are never
+ * started drive {@link Leases} and {@link Completions} by hand, so each step of a takeover happens
+ * exactly when the test says. Run once per database by the subclasses.
+ */
+public abstract class LeaseFencingContract extends EngineHarness {
+    static final String QUEUE = "fenced";
+    private final List<Engine> parts = new ArrayList<>();
+
+    /** An engine (not started) whose lease and completion components act as worker {@code workerId}. */
+    private Engine worker(String workerId) {
+        EngineConfig config = new EngineConfig(
+                workerId,
+                Map.of(QUEUE, 1),
+                null,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(10),
+                Duration.ofMillis(50),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(5),
+                10,
+                3,
+                RetryPolicy.fixed(Duration.ZERO),
+                null,
+                List.of(),
+                () -> 0.5);
+        JsonMapper mapper = JsonMapper.builder().build();
+        Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false);
+        parts.add(e);
+        return e;
+    }
+
+    @AfterEach
+    void closeParts() {
+        parts.forEach(e -> e.stop(Duration.ZERO));
+    }
+
+    private long enqueue(Engine e, int maxAttempts) {
+        return e.enqueuer()
+                .enqueue(List.of(TaskRequest.builder("fenced.work")
+                        .queue(QUEUE)
+                        .maxAttempts(maxAttempts)
+                        .build()))
+                .get(0)
+                .task()
+                .id();
+    }
+
+    private static Task claimOne(Engine e) {
+        List<TaskRows.Claimed> claimed = e.leases().claim(QUEUE, 10);
+        assertThat(claimed).hasSize(1);
+        return claimed.get(0).task();
+    }
+
+    private static Task row(Engine e, long id) {
+        return e.queries().find(id).orElseThrow();
+    }
+
+    @Test
+    void staleTokenCannotHeartbeatCompleteFailCancelOrHandBackAfterTakeover() {
+        Engine oldWorker = worker("old");
+        Engine newWorker = worker("new");
+        long id = enqueue(oldWorker, 3);
+        Task old = claimOne(oldWorker);
+        assertThat(old.leaseOwner()).isEqualTo("old");
+
+        expireLease(id);
+        assertThat(newWorker.leases().rescueExpired()).isEqualTo(1);
+        Task rescued = row(newWorker, id);
+        assertThat(rescued.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(rescued.attempt()).isEqualTo(1);
+        assertThat(rescued.leaseOwner()).isNull();
+        assertThat(rescued.leaseExpiresAt()).isNull();
+        Task fresh = claimOne(newWorker);
+        assertThat(fresh.leaseToken()).isGreaterThan(old.leaseToken());
+        assertThat(fresh.attempt()).isEqualTo(2);
+        assertThat(fresh.leaseOwner()).isEqualTo("new");
+        Task before = row(newWorker, id);
+
+        // Every write of the old worker is guarded by its token and matches 0 rows.
+        assertThat(oldWorker.leases().heartbeat(List.of(old))).containsExactly(old.leaseToken());
+        Completions stale = oldWorker.completions();
+        IllegalStateException boom = new IllegalStateException("stale");
+        assertThat(stale.succeed(old, 10)).isFalse();
+        assertThat(stale.retry(old, AttemptOutcome.FAILED, boom, Duration.ZERO, 10))
+                .isEmpty();
+        assertThat(stale.fail(old, AttemptOutcome.FAILED, boom, 10)).isFalse();
+        assertThat(stale.fail(old, AttemptOutcome.TIMED_OUT, boom, 10)).isFalse();
+        assertThat(stale.cancelled(old, boom, 10)).isFalse();
+        assertThat(stale.handBack(old)).isFalse();
+
+        assertThat(row(newWorker, id)).isEqualTo(before); // not even updated_at moved
+        assertThat(newWorker.queries().attempts(id))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED);
+
+        // The new holder's writes land.
+        assertThat(newWorker.leases().heartbeat(List.of(fresh))).isEmpty();
+        assertThat(newWorker.completions().succeed(fresh, 10)).isTrue();
+        Task done = row(newWorker, id);
+        assertThat(done.status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(done.attempt()).isEqualTo(2);
+        List<Attempt> attempts = newWorker.queries().attempts(id);
+        assertThat(attempts)
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        assertThat(attempts).extracting(Attempt::leaseToken).containsExactly(old.leaseToken(), fresh.leaseToken());
+        assertThat(attempts).extracting(Attempt::worker).containsExactly("old", "new");
+    }
+
+    @Test
+    void settledAttemptCannotBeSettledTwice() {
+        Engine w = worker("w");
+        long id = enqueue(w, 3);
+        Task t = claimOne(w);
+        assertThat(w.completions().succeed(t, 1)).isTrue();
+        Task done = row(w, id);
+
+        assertThat(w.completions().succeed(t, 1)).isFalse();
+        assertThat(w.completions().retry(t, AttemptOutcome.FAILED, new RuntimeException(), Duration.ZERO, 1))
+                .isEmpty();
+        assertThat(w.completions().handBack(t)).isFalse();
+        assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.leaseToken());
+
+        assertThat(row(w, id)).isEqualTo(done);
+        assertThat(w.queries().attempts(id)).hasSize(1);
+    }
+
+    @Test
+    void retriedTaskCannotBeCompletedWithTheTokenOfTheFailedAttempt() {
+        Engine w = worker("w");
+        long id = enqueue(w, 3);
+        Task first = claimOne(w);
+        assertThat(w.completions().retry(first, AttemptOutcome.FAILED, new RuntimeException("x"), Duration.ZERO, 1))
+                .contains(TaskStatus.PENDING);
+        Task second = claimOne(w);
+
+        assertThat(w.completions().succeed(first, 1)).isFalse();
+        assertThat(row(w, id).status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(row(w, id).leaseToken()).isEqualTo(second.leaseToken());
+        assertThat(w.completions().succeed(second, 1)).isTrue();
+    }
+
+    @Test
+    void rescueLeavesLiveLeasesAloneAndAHolderMayRenewALeaseNobodyTookOver() {
+        Engine holder = worker("holder");
+        Engine rescuer = worker("rescuer");
+        long id = enqueue(holder, 3);
+        Task t = claimOne(holder);
+
+        assertThat(rescuer.leases().rescueExpired()).isZero();
+        // Expired but not yet rescued: the holder's heartbeat still matches its token and renews it,
+        // after which the rescuer's re-check of expiry finds nothing to do.
+        expireLease(id);
+        assertThat(holder.leases().heartbeat(List.of(t))).isEmpty();
+        assertThat(row(holder, id).leaseExpiresAt()).isAfter(java.time.Instant.now());
+        assertThat(rescuer.leases().rescueExpired()).isZero();
+        assertThat(row(holder, id).status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(holder.queries().attempts(id)).isEmpty();
+    }
+
+    @Test
+    void handBackReturnsTheAttemptAndWritesNoAttemptRow() {
+        Engine w = worker("w");
+        long id = enqueue(w, 1);
+        Task t = claimOne(w);
+        assertThat(t.attempt()).isEqualTo(1);
+
+        assertThat(w.completions().handBack(t)).isTrue();
+
+        Task back = row(w, id);
+        assertThat(back.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(back.attempt()).isZero();
+        assertThat(back.leaseExpiresAt()).isNull();
+        assertThat(w.queries().attempts(id)).isEmpty();
+        Task again = claimOne(w);
+        assertThat(again.attempt()).isEqualTo(1);
+        assertThat(again.leaseToken()).isGreaterThan(t.leaseToken());
+    }
+
+    @Test
+    void twoRescuersRacingOverTheSameExpiredLeasesRescueEachOnce() throws Exception {
+        Engine holder = worker("holder");
+        Engine a = worker("rescuer-a");
+        Engine b = worker("rescuer-b");
+        int n = 30;
+        for (int i = 0; i < n; i++) {
+            enqueue(holder, 3);
+        }
+        assertThat(holder.leases().claim(QUEUE, n)).hasSize(n);
+        assertThat(sql(
+                        "UPDATE dbtasks_task SET lease_expires_at = ?",
+                        java.time.Instant.now().minusSeconds(60)))
+                .isEqualTo(n);
+
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            CyclicBarrier go = new CyclicBarrier(2);
+            Future<Integer> fa = pool.submit(() -> {
+                go.await(10, TimeUnit.SECONDS);
+                return a.leases().rescueExpired();
+            });
+            Future<Integer> fb = pool.submit(() -> {
+                go.await(10, TimeUnit.SECONDS);
+                return b.leases().rescueExpired();
+            });
+            assertThat(fa.get(30, TimeUnit.SECONDS) + fb.get(30, TimeUnit.SECONDS))
+                    .isEqualTo(n);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE outcome = 'LEASE_EXPIRED'"))
+                .isEqualTo(n);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING'"))
+                .isEqualTo(n);
+    }
+
+    @Test
+    void claimsNeverShareATaskAndTokensStrictlyIncrease() throws Exception {
+        Engine a = worker("a");
+        Engine b = worker("b");
+        int n = 200;
+        List<TaskRequest> batch = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            batch.add(TaskRequest.builder("fenced.work").queue(QUEUE).build());
+        }
+        a.enqueuer().enqueue(batch);
+
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<Task> claimed;
+        try {
+            CyclicBarrier go = new CyclicBarrier(2);
+            List<Future<List<Task>>> futures = new ArrayList<>();
+            for (Engine e : List.of(a, b)) {
+                futures.add(pool.submit(() -> {
+                    go.await(10, TimeUnit.SECONDS);
+                    List<Task> mine = new ArrayList<>();
+                    long lastToken = 0;
+                    while (true) {
+                        List<TaskRows.Claimed> got = e.leases().claim(QUEUE, 7);
+                        if (got.isEmpty()) {
+                            return mine;
+                        }
+                        for (TaskRows.Claimed c : got) {
+                            assertThat(c.task().leaseToken()).isGreaterThan(lastToken);
+                            mine.add(c.task());
+                        }
+                        lastToken = got.stream()
+                                .mapToLong(c -> c.task().leaseToken())
+                                .max()
+                                .orElseThrow();
+                    }
+                }));
+            }
+            claimed = new ArrayList<>();
+            for (Future<List<Task>> f : futures) {
+                claimed.addAll(f.get(60, TimeUnit.SECONDS));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(claimed).hasSize(n);
+        assertThat(claimed).extracting(Task::id).doesNotHaveDuplicates();
+        assertThat(claimed).extracting(Task::leaseToken).doesNotHaveDuplicates();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING' AND attempt = 1"))
+                .isEqualTo(n);
+    }
+}
