@@ -1,0 +1,134 @@
+package io.dbtasks.server.api;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.IllegalTransitionException;
+import io.dbtasks.InvalidPayloadException;
+import io.dbtasks.TaskNotFoundException;
+import io.dbtasks.UnknownKindException;
+import java.util.Arrays;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.TypeMismatchException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.exc.InputCoercionException;
+import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
+
+/**
+ * Answers every error of the API as {@code application/problem+json} (RFC 9457) with a {@code detail}
+ * that says what was wrong: 400 for a bad body, payload, kind or parameter; 404 for a missing task;
+ * 409 for an operation the task's state does not allow. Spring MVC's own errors (405, 415, missing
+ * parameters...) keep their statuses through {@link ResponseEntityExceptionHandler}. Only a failure
+ * of the server itself is a 5xx.
+ */
+@RestControllerAdvice
+public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
+    private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+    @ExceptionHandler({BadRequestException.class, UnknownKindException.class, InvalidPayloadException.class})
+    ResponseEntity<Object> badRequest(RuntimeException e, WebRequest request) {
+        return problem(e, HttpStatus.BAD_REQUEST, "Bad request", e.getMessage(), request);
+    }
+
+    @ExceptionHandler(TaskNotFoundException.class)
+    ResponseEntity<Object> notFound(TaskNotFoundException e, WebRequest request) {
+        return problem(e, HttpStatus.NOT_FOUND, "Task not found", e.getMessage(), request);
+    }
+
+    @ExceptionHandler(IllegalTransitionException.class)
+    ResponseEntity<Object> conflict(IllegalTransitionException e, WebRequest request) {
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
+        body.setTitle("Operation not allowed in the task's state");
+        if (e.current() != null) {
+            body.setProperty("taskStatus", e.current().name());
+        }
+        return handleExceptionInternal(e, body, new HttpHeaders(), HttpStatus.CONFLICT, request);
+    }
+
+    @ExceptionHandler(DbTasksException.class)
+    ResponseEntity<Object> engineFailure(DbTasksException e, WebRequest request) {
+        log.error("dbtasks failed while serving a request", e);
+        return problem(e, HttpStatus.SERVICE_UNAVAILABLE, "Task store unavailable", e.getMessage(), request);
+    }
+
+    @ExceptionHandler(Exception.class)
+    ResponseEntity<Object> unexpected(Exception e, WebRequest request) {
+        log.error("Unexpected error while serving a request", e);
+        return problem(
+                e,
+                HttpStatus.INTERNAL_SERVER_ERROR,
+                "Internal error",
+                "The server failed unexpectedly; see its log",
+                request);
+    }
+
+    /** Malformed JSON, a value of the wrong type, an unknown field, or no body at all. */
+    @Override
+    protected ResponseEntity<Object> handleHttpMessageNotReadable(
+            HttpMessageNotReadableException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        return problem(e, HttpStatus.BAD_REQUEST, "Unreadable request body", unreadableDetail(e), request);
+    }
+
+    /** A path or query parameter that does not convert, such as {@code page=abc}. */
+    @Override
+    protected ResponseEntity<Object> handleTypeMismatch(
+            TypeMismatchException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        String name = e instanceof MethodArgumentTypeMismatchException m ? m.getName() : e.getPropertyName();
+        Class<?> type = e.getRequiredType();
+        String expected = type == null
+                ? "a different value"
+                : type.isEnum()
+                        ? "one of " + Arrays.toString(type.getEnumConstants())
+                        : (type == int.class || type == long.class || type == Integer.class || type == Long.class)
+                                ? "an integer"
+                                : "a " + type.getSimpleName();
+        String detail = "'" + name + "' must be " + expected + ", got '" + e.getValue() + "'";
+        return problem(e, HttpStatus.BAD_REQUEST, "Invalid parameter", detail, request);
+    }
+
+    private static String unreadableDetail(HttpMessageNotReadableException e) {
+        JacksonException j = jacksonCause(e);
+        if (j instanceof UnrecognizedPropertyException u) {
+            return "Unknown field '" + u.getPropertyName() + "'" + JsonErrors.at(null, u)
+                    + " in the request body; known fields are " + u.getKnownPropertyIds();
+        }
+        if (j instanceof StreamReadException && !(j instanceof InputCoercionException)) {
+            return "The request body is not valid JSON: " + j.getOriginalMessage();
+        }
+        if (j != null) {
+            return "The request body does not match the expected shape" + JsonErrors.at(null, j) + ": "
+                    + j.getOriginalMessage();
+        }
+        if (e.getMessage() != null && e.getMessage().startsWith("Required request body is missing")) {
+            return "A JSON request body is required";
+        }
+        return "The request body could not be read: " + e.getMostSpecificCause().getMessage();
+    }
+
+    private static JacksonException jacksonCause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof JacksonException j) {
+                return j;
+            }
+        }
+        return null;
+    }
+
+    private ResponseEntity<Object> problem(
+            Exception e, HttpStatus status, String title, String detail, WebRequest request) {
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(status, detail);
+        body.setTitle(title);
+        return handleExceptionInternal(e, body, new HttpHeaders(), status, request);
+    }
+}

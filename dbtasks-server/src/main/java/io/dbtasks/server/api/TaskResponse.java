@@ -1,0 +1,87 @@
+package io.dbtasks.server.api;
+
+import io.dbtasks.Task;
+import io.dbtasks.TaskStatus;
+import java.time.Instant;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A task as the API shows it: {@link Task} with the payload embedded as JSON rather than as text.
+ * Instants are written as ISO-8601 strings.
+ *
+ * @param id the task id
+ * @param kind the handler's kind
+ * @param queue the queue
+ * @param status the state
+ * @param priority the priority
+ * @param attempt attempts started so far
+ * @param maxAttempts attempts allowed
+ * @param idempotencyKey the key, or {@code null}
+ * @param name the display name, or {@code null}
+ * @param reference the business reference, or {@code null}
+ * @param payload the payload, or {@code null}
+ * @param runAt when it is (or was) due
+ * @param createdAt when it was enqueued
+ * @param updatedAt when it last changed
+ * @param startedAt when the current or last attempt started, or {@code null}
+ * @param finishedAt when it reached a final state, or {@code null}
+ * @param lastError the reason of the last failure, or {@code null}
+ * @param leaseOwner the worker of the current or last claim, or {@code null}
+ * @param leaseToken the fencing token of the current or last claim, or {@code null}
+ * @param leaseExpiresAt when the current lease ends, or {@code null}
+ * @param cancelRequested whether cancellation of a running task was asked for
+ */
+public record TaskResponse(
+        long id,
+        String kind,
+        String queue,
+        TaskStatus status,
+        int priority,
+        int attempt,
+        int maxAttempts,
+        String idempotencyKey,
+        String name,
+        String reference,
+        JsonNode payload,
+        Instant runAt,
+        Instant createdAt,
+        Instant updatedAt,
+        Instant startedAt,
+        Instant finishedAt,
+        String lastError,
+        String leaseOwner,
+        Long leaseToken,
+        Instant leaseExpiresAt,
+        boolean cancelRequested) {
+
+    /**
+     * @param task the task
+     * @param mapper parses the stored payload text
+     * @return the response
+     */
+    static TaskResponse of(Task task, JsonMapper mapper) {
+        return new TaskResponse(
+                task.id(),
+                task.kind(),
+                task.queue(),
+                task.status(),
+                task.priority(),
+                task.attempt(),
+                task.maxAttempts(),
+                task.idempotencyKey(),
+                task.name(),
+                task.reference(),
+                task.payload() == null ? null : mapper.readTree(task.payload()),
+                task.runAt(),
+                task.createdAt(),
+                task.updatedAt(),
+                task.startedAt(),
+                task.finishedAt(),
+                task.lastError(),
+                task.leaseOwner(),
+                task.leaseToken(),
+                task.leaseExpiresAt(),
+                task.cancelRequested());
+    }
+}
