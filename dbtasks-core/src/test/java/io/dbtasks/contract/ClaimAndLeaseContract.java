@@ -124,6 +124,31 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(tasks.attempts(future)).isEmpty();
     }
 
+    @Test
+    void workerClaimsOnlyTheQueuesItWorksMatchedExactly() {
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.queue("mail", 2).handler(KIND, Void.class, (ctx, p) -> runs.incrementAndGet()));
+        long mail = tasks.enqueue(TaskRequest.builder(KIND).queue("mail").build())
+                .task()
+                .id();
+        List<Long> others = new ArrayList<>();
+        for (String queue : List.of("Mail", "MAIL", "mail ", "billing", DbTasks.DEFAULT_QUEUE)) {
+            others.add(tasks.enqueue(TaskRequest.builder(KIND).queue(queue).build())
+                    .task()
+                    .id());
+        }
+        tasks.start();
+
+        awaitStatus(tasks, mail, TaskStatus.SUCCEEDED);
+        for (long id : others) {
+            assertStaysIn(tasks, id, TaskStatus.PENDING, Duration.ofMillis(100));
+        }
+        assertThat(runs).hasValue(1);
+        assertThat(tasks.stats().queues()).containsOnlyKeys("mail", "Mail", "MAIL", "mail ", "billing", "default");
+        assertThat(tasks.list(new TaskFilter(null, "Mail", null), 0, 10).total())
+                .isEqualTo(1);
+    }
+
     private static String label(long id) {
         return "task " + id;
     }

@@ -55,6 +55,30 @@ public abstract class EnqueueContract extends EngineHarness {
     }
 
     @Test
+    void idempotencyKeysAreComparedExactlyNotByCaseAccentOrTrailingSpace() {
+        DbTasks tasks = producer();
+        List<String> keys =
+                List.of("Invoice-A", "invoice-a", "INVOICE-A", "Invoice-A ", "Invoice-\u00c4", "aGVsbG8=", "AGVSBG8=");
+        List<Long> ids = new ArrayList<>();
+        for (String key : keys) {
+            EnqueueResult r =
+                    tasks.enqueue(TaskRequest.builder(KIND).idempotencyKey(key).build());
+            assertThat(r.duplicate()).as("first enqueue of key '%s'", key).isFalse();
+            assertThat(r.task().idempotencyKey()).isEqualTo(key);
+            ids.add(r.task().id());
+        }
+        assertThat(ids).doesNotHaveDuplicates();
+        for (int i = 0; i < keys.size(); i++) {
+            assertThat(tasks.findByKey(keys.get(i))).map(Task::id).contains(ids.get(i));
+            EnqueueResult again = tasks.enqueue(
+                    TaskRequest.builder(KIND).idempotencyKey(keys.get(i)).build());
+            assertThat(again.duplicate()).isTrue();
+            assertThat(again.task().id()).isEqualTo(ids.get(i));
+        }
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(keys.size());
+    }
+
+    @Test
     void duplicateKeyOfAFinishedTaskStillReturnsItWithoutRunningAgain() {
         AtomicInteger runs = new AtomicInteger();
         DbTasks tasks = engine(b -> b.handler(KIND, Report.class, (ctx, r) -> runs.incrementAndGet()));

@@ -8,6 +8,7 @@ import io.dbtasks.AttemptOutcome;
 import io.dbtasks.DbTasks;
 import io.dbtasks.EnqueueResult;
 import io.dbtasks.InvalidPayloadException;
+import io.dbtasks.NonRetryableException;
 import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
@@ -154,6 +155,32 @@ public abstract class TaskContract extends EngineHarness {
         assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.FAILED);
         assertThat(attempts.get(0).errorClass()).isEqualTo(error.getName());
         assertThat(attempts.get(0).stackTrace()).startsWith(error.getName());
+    }
+
+    @Test
+    void payloadsAndErrorsKeepEveryCharacter() {
+        String text = "Gr\u00fc\u00dfe \ud83d\ude80 \u65e5\u672c\u8a9e \u0451\u0436 \"quoted\" \\ back\nline";
+        Map<String, Object> seen = new ConcurrentHashMap<>();
+        DbTasks tasks = engine(b -> b.handler("order.sync", Order.class, (ctx, order) -> {
+            seen.put("operator", order.operator());
+            throw new NonRetryableException("refused: " + order.operator());
+        }));
+        long id = tasks.enqueue(TaskRequest.builder("order.sync")
+                        .payload(new Order(7, text))
+                        .name(text)
+                        .reference("\u2116 42")
+                        .build())
+                .task()
+                .id();
+        tasks.start();
+
+        Task failed = awaitStatus(tasks, id, TaskStatus.FAILED);
+
+        assertThat(seen).containsEntry("operator", text);
+        assertThat(failed.name()).isEqualTo(text);
+        assertThat(failed.reference()).isEqualTo("\u2116 42");
+        assertThat(failed.lastError()).isEqualTo(NonRetryableException.class.getName() + ": refused: " + text);
+        assertThat(tasks.attempts(id).get(0).errorMessage()).isEqualTo("refused: " + text);
     }
 
     @Test
