@@ -1,0 +1,108 @@
+package io.dbtasks.redis;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.Lease;
+import io.dbtasks.LeaseLocks;
+import io.dbtasks.LeasedWork;
+import io.dbtasks.RunOnceGuards;
+import io.dbtasks.RunOnceResult;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Seed 000's "distributed lock + database idempotency (double insurance)": a Redis lock first, as a
+ * cheap filter, and the database run-once row as the guarantee.
+ *
+ * <p>Most of the instances that fire the same scheduled job at the same moment are turned away by
+ * one Redis round trip ({@code SKIPPED_RUNNING}, naming the Redis holder) and never touch the
+ * database. The one that gets the lock runs {@link RunOnceGuards#runOnce}, which decides for real:
+ * if the Redis lock expired early, was lost in a failover, or Redis restarted, a second instance
+ * can pass the filter, and the row still lets the work succeed once (it then reports {@code
+ * SKIPPED_DONE} or {@code SKIPPED_RUNNING} from the database). If Redis is unreachable, the filter
+ * is skipped with a warning and the database guard works alone. The Redis lock is not renewed: it
+ * only has to outlast the moment of the race, and the database lease is what the work keeps alive.
+ *
+ * <pre>{@code
+ * RedisLeaseLocks redisLocks = new RedisLeaseLocks(redisClient.connect());
+ * RedisFilteredRunOnce daily = new RedisFilteredRunOnce(redisLocks, dbTasks.guards());
+ *
+ * @Scheduled(cron = "0 0 2 * * *")
+ * void dailyReport() {
+ *     daily.runOnce(PeriodKeys.daily("daily-report", LocalDate.now()), Duration.ofMinutes(10),
+ *             lease -> reports.generate()).throwIfFailed();
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe if the locks and guards are (the provided ones are).
+ */
+public final class RedisFilteredRunOnce {
+    private static final Logger log = LoggerFactory.getLogger(RedisFilteredRunOnce.class);
+    /** Prefix of the filter lock's name: the lock of key {@code k} is {@code once:k}. */
+    public static final String LOCK_PREFIX = "once:";
+
+    private final LeaseLocks filter;
+    private final RunOnceGuards guards;
+
+    /**
+     * @param filter the cheap lock in front, normally {@link RedisLeaseLocks}
+     * @param guards the guarantee, normally {@code DbTasks#guards()}
+     * @throws NullPointerException if an argument is null
+     */
+    public RedisFilteredRunOnce(LeaseLocks filter, RunOnceGuards guards) {
+        this.filter = Objects.requireNonNull(filter, "filter");
+        this.guards = Objects.requireNonNull(guards, "guards");
+    }
+
+    /**
+     * Runs {@code work} at most once successfully per key, as {@link RunOnceGuards#runOnce} does,
+     * after passing the Redis filter.
+     *
+     * @param key the run-once key, 1 to 194 characters (the lock name adds {@value #LOCK_PREFIX})
+     * @param lease the lease of both the filter lock and the database row; positive
+     * @param work the work; gets the database grant and its fencing token
+     * @return what happened; SKIPPED_RUNNING with the Redis holder's grant when the filter turned the
+     *     call away (its {@code lease} may be null if the holder released in between)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key is empty or too long, or the lease not positive
+     * @throws DbTasksException if the database fails (a Redis failure only skips the filter)
+     */
+    public RunOnceResult runOnce(String key, Duration lease, LeasedWork work) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(work, "work");
+        String lockName = LOCK_PREFIX + key;
+        Optional<Lease> lock;
+        try {
+            lock = filter.tryAcquire(lockName, lease);
+        } catch (DbTasksException e) {
+            log.warn("Redis filter for '{}' unavailable; the database guard decides alone", key, e);
+            return guards.runOnce(key, lease, work);
+        }
+        if (lock.isEmpty()) {
+            return new RunOnceResult(key, RunOnceResult.Outcome.SKIPPED_RUNNING, holder(lockName), null);
+        }
+        try {
+            return guards.runOnce(key, lease, work);
+        } finally {
+            release(lock.get());
+        }
+    }
+
+    private Lease holder(String lockName) {
+        try {
+            return filter.find(lockName).orElse(null);
+        } catch (DbTasksException e) {
+            return null;
+        }
+    }
+
+    private void release(Lease lock) {
+        try {
+            filter.release(lock); // false if it expired meanwhile: nothing to do
+        } catch (DbTasksException e) {
+            log.warn("Releasing the Redis filter lock '{}' failed; it expires by itself", lock.name(), e);
+        }
+    }
+}
