@@ -200,6 +200,15 @@ public abstract class InboxContract extends EngineHarness {
     }
 
     @Test
+    void idsDifferingOnlyInCaseAccentOrTrailingSpaceAreDistinct() {
+        for (String id : new String[] {"msg-a", "MSG-A", "msg-á", "msg-a "}) {
+            assertThat(inbox.receive("billing", id, tx -> {})).as(id).isEqualTo(InboxResult.RECEIVED);
+        }
+        assertThat(inbox.receive("Billing", "msg-a", tx -> {})).isEqualTo(InboxResult.RECEIVED);
+        assertThat(inbox.receive("billing", "msg-a", tx -> {})).isEqualTo(InboxResult.DUPLICATE);
+    }
+
+    @Test
     void invalidArgumentsAreRejected() {
         assertThatThrownBy(() -> inbox.receive("", "m", tx -> {})).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> inbox.receive("c", "m".repeat(256), tx -> {}))

@@ -267,6 +267,16 @@ public abstract class LeaseLockContract {
     }
 
     @Test
+    void namesDifferingOnlyInCaseAccentOrTrailingSpaceAreDistinctLocks() {
+        LeaseLocks a = locksOf("A");
+        for (String n : new String[] {name, name.toUpperCase(java.util.Locale.ROOT), name + "é", name + " "}) {
+            assertThat(a.tryAcquire(n, Duration.ofSeconds(30))).as(n).isPresent();
+        }
+        assertThat(a.tryAcquire(name + "e", Duration.ofSeconds(30))).isPresent();
+        assertThat(a.tryAcquire(name, Duration.ofSeconds(30))).isEmpty();
+    }
+
+    @Test
     void invalidArgumentsAreRejected() {
         LeaseLocks a = locksOf("A");
         assertThatThrownBy(() -> a.tryAcquire("", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);

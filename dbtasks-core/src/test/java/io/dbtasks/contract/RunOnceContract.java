@@ -248,6 +248,15 @@ public abstract class RunOnceContract extends EngineHarness {
     }
 
     @Test
+    void keysDifferingOnlyInCaseAccentOrTrailingSpaceAreDistinct() {
+        RunOnceGuards a = guards("A");
+        for (String k : new String[] {"report", "Report", "rëport", "report "}) {
+            assertThat(a.runOnce(k, LEASE, lease -> {}).outcome()).as(k).isEqualTo(Outcome.RAN);
+        }
+        assertThat(a.runOnce("report", LEASE, lease -> {}).outcome()).isEqualTo(Outcome.SKIPPED_DONE);
+    }
+
+    @Test
     void invalidArgumentsAreRejected() {
         RunOnceGuards a = guards("A");
         assertThatThrownBy(() -> a.runOnce("", LEASE, l -> {})).isInstanceOf(IllegalArgumentException.class);
