@@ -63,7 +63,25 @@ final class BenchRun implements AutoCloseable {
         c.setMinimumIdle(size);
         c.setPoolName(name);
         c.setConnectionTimeout(30_000);
-        return new HikariDataSource(c);
+        // The database may be at its connection limit for a while (other clients on a shared
+        // server): keep trying for a minute instead of failing the run.
+        c.setInitializationFailTimeout(60_000);
+        HikariDataSource ds = new HikariDataSource(c);
+        awaitFull(ds, size);
+        return ds;
+    }
+
+    /** Waits (up to 10 s) until the pool has opened all its connections, so no measurement pays for it. */
+    private static void awaitFull(HikariDataSource ds, int size) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (ds.getHikariPoolMXBean().getTotalConnections() < size && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** @return whether burn-down may spread over child processes: not for an in-memory H2 */

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The run behind BENCHMARKS.md: builds the bench jar, then measures PostgreSQL, MariaDB and H2 one
+# after the other at moderate sizes. Before each database it waits (up to MAX_WAIT seconds) for the
+# 1-minute load average to drop below MAX_LOAD, since the machine is shared, and records the load
+# before and after in OUT/load.txt.
+#
+#   dbtasks-bench/run-benchmarks.sh [postgresql] [mariadb] [h2]     (default: all three)
+#
+# Databases: dbtasks_bench on both servers (the bench truncates its tables), e.g.
+#   psql -h 127.0.0.1 -U postgres -c 'CREATE DATABASE dbtasks_bench'
+#   mariadb -h127.0.0.1 -uroot -e 'CREATE DATABASE dbtasks_bench'
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT="${OUT:-docs/bench}"
+MAX_LOAD="${MAX_LOAD:-1.5}"
+MAX_WAIT="${MAX_WAIT:-900}"
+PG_URL="${PG_URL:-jdbc:postgresql://127.0.0.1:5432/dbtasks_bench?user=postgres}"
+MARIADB_URL="${MARIADB_URL:-jdbc:mariadb://127.0.0.1:3306/dbtasks_bench?user=root}"
+H2_URL="${H2_URL:-jdbc:h2:mem:dbtasks_bench;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000}"
+JAR="${JAR:-dbtasks-bench/target/dbtasks-bench.jar}"
+
+if [[ -z "${SKIP_BUILD:-}" ]]; then
+  ./mvnw -q -B -pl dbtasks-bench -am package -DskipTests
+fi
+mkdir -p "$OUT"
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+wait_for_quiet() {
+  local waited=0
+  while awk -v l="$(load)" -v m="$MAX_LOAD" 'BEGIN { exit !(l >= m) }'; do
+    if (( waited >= MAX_WAIT )); then
+      echo "load still $(load) after ${MAX_WAIT}s; measuring anyway" >&2
+      return
+    fi
+    sleep 15
+    waited=$((waited + 15))
+  done
+}
+
+run() { # name, url, extra args...
+  local name="$1" url="$2"
+  shift 2
+  wait_for_quiet
+  echo "$name before: $(uptime)" | tee -a "$OUT/load.txt"
+  java -jar "$JAR" --url "$url" --scenario all --out "$OUT" "$@" 2>&1 | tee "$OUT/run-$name.log"
+  echo "$name after:  $(uptime)" | tee -a "$OUT/load.txt"
+}
+
+COMMON=(--workers 4,8,16,32 --fixed-workers 8 --enqueue-tasks 10000 --latency-rate 200 --latency-seconds 10
+  --scale-min 100000 --scale-max 1000000 --scale-batch 10000)
+
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(postgresql mariadb h2)
+for t in "${targets[@]}"; do
+  case "$t" in
+    postgresql) run postgresql "$PG_URL" "${COMMON[@]}" --tasks 50000 --peer-tasks 20000 --processes 1,2 --soak-tasks 200000 ;;
+    # MariaDB commits are several times slower here (fsync per commit), so smaller counts keep its run short.
+    mariadb) run mariadb "$MARIADB_URL" "${COMMON[@]}" --tasks 20000 --peer-tasks 10000 --processes 1,2 --soak-tasks 60000 ;;
+    h2) run h2 "$H2_URL" "${COMMON[@]}" --tasks 50000 --peer-tasks 20000 --processes 1 --soak-tasks 400000 ;;
+    *) echo "unknown database $t" >&2; exit 2 ;;
+  esac
+done
