@@ -17,7 +17,8 @@ public interface TaskHandler<P> {
      * Does the task's work.
      *
      * @param context the task's id, attempt, fencing token and lease controls; never {@code null}
-     * @param payload the payload read as {@code P}; {@code null} when the task has none
+     * @param payload the payload read as {@code P}; never {@code null} unless {@code P} is {@link Void} (a
+     *     task of a payload kind enqueued without one fails before its handler runs)
      * @throws Exception to fail this attempt
      */
     void handle(TaskContext context, P payload) throws Exception;

@@ -54,13 +54,25 @@ public final class HandlerRegistry {
         }
     }
 
-    /** Reads {@code json} as {@code type}; {@code null} JSON or a {@code Void} type gives {@code null}. */
+    /**
+     * Reads {@code json} as {@code type}. A {@code Void} type gives {@code null} whatever the JSON;
+     * any other type requires a non-null payload.
+     *
+     * @throws InvalidPayloadException if the JSON is missing, {@code null}, or does not read as {@code type}
+     */
     public <P> P read(String kind, String json, Class<P> type) {
-        if (json == null || type == Void.class) {
+        if (type == Void.class) {
             return null;
         }
         try {
-            return mapper.readValue(json, type);
+            P payload = json == null ? null : mapper.readValue(json, type);
+            if (payload == null) {
+                throw new InvalidPayloadException(
+                        "Task kind '" + kind + "' needs a payload of type " + type.getName()
+                                + " but the task has none; enqueue it with a payload",
+                        null);
+            }
+            return payload;
         } catch (JacksonException e) {
             throw new InvalidPayloadException(
                     "Payload of kind '" + kind + "' cannot be read as " + type.getName() + ": " + e.getOriginalMessage()
