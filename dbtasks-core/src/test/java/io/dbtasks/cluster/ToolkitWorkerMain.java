@@ -29,6 +29,9 @@ public final class ToolkitWorkerMain {
                         .migrate(false)
                         .workerId(args[2])
                         .build()) {
+            if (args[0].equals("runonce")) {
+                RunOnceRace.warmUp(tasks.guards(), args[2]);
+            }
             SecondProcess.awaitGo();
             long param = Long.parseLong(args[3]);
             Map<String, Long> figures = switch (args[0]) {
