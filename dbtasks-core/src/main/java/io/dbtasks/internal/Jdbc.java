@@ -68,6 +68,19 @@ public final class Jdbc {
         }
     }
 
+    /**
+     * Checks the row count of a guarded UPDATE of one row.
+     *
+     * @return {@code true} for 1 row (ours), {@code false} for 0 (someone else's)
+     * @throws IllegalStateException for more: the guard was not a key, a bug
+     */
+    public static boolean changedOne(int rows, String what) {
+        if (rows > 1) {
+            throw new IllegalStateException(what + " changed " + rows + " rows");
+        }
+        return rows == 1;
+    }
+
     /** Wraps an SQL error in a message that says what was being done. */
     public static DbTasksException failure(String what, SQLException e) {
         return new DbTasksException(

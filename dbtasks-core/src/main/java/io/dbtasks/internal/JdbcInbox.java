@@ -91,16 +91,7 @@ final class JdbcInbox implements Inbox {
         try (PreparedStatement ps = c.prepareStatement(insertSql)) {
             ps.setString(1, consumer);
             ps.setString(2, messageId);
-            int rows = ps.executeUpdate();
-            if (rows > 1) {
-                throw new IllegalStateException("inbox insert of " + consumer + "/" + messageId + " added " + rows);
-            }
-            return rows == 1;
-        } catch (SQLException e) {
-            if (dialect.isUniqueViolation(e)) {
-                return false;
-            }
-            throw e;
+            return dialect.insertIfAbsent(ps);
         }
     }
 

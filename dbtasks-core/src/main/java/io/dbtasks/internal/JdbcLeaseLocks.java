@@ -88,7 +88,9 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
                 dialect.setInstant(ps, 1, renewed.expiresAt());
                 ps.setString(2, lease.name());
                 ps.setLong(3, lease.token());
-                return checked(ps.executeUpdate(), lease) ? Optional.of(renewed) : Optional.<Lease>empty();
+                return Jdbc.changedOne(ps.executeUpdate(), "renewal of lock '" + lease.name() + "'")
+                        ? Optional.of(renewed)
+                        : Optional.<Lease>empty();
             }
         });
     }
@@ -100,7 +102,7 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
             try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
                 ps.setString(1, lease.name());
                 ps.setLong(2, lease.token());
-                return checked(ps.executeUpdate(), lease);
+                return Jdbc.changedOne(ps.executeUpdate(), "release of lock '" + lease.name() + "'");
             }
         });
         if (released) {
@@ -141,12 +143,7 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
             ps.setLong(2, l.token());
             ps.setString(3, l.owner());
             dialect.setInstant(ps, 4, l.expiresAt());
-            return checked(ps.executeUpdate(), l);
-        } catch (SQLException e) {
-            if (dialect.isUniqueViolation(e)) {
-                return false;
-            }
-            throw e;
+            return dialect.insertIfAbsent(ps);
         }
     }
 
@@ -157,15 +154,7 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
             dialect.setInstant(ps, 3, l.expiresAt());
             ps.setString(4, l.name());
             ps.setLong(5, oldToken);
-            return checked(ps.executeUpdate(), l);
+            return Jdbc.changedOne(ps.executeUpdate(), "takeover of lock '" + l.name() + "'");
         }
-    }
-
-    /** 1 row: ours; 0: someone else's; more: a bug. */
-    private static boolean checked(int rows, Lease l) {
-        if (rows > 1) {
-            throw new IllegalStateException("lock '" + l.name() + "' statement changed " + rows + " rows");
-        }
-        return rows == 1;
     }
 }

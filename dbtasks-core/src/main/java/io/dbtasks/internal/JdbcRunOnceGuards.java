@@ -172,7 +172,7 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
                 ps.setLong(1, lease.toMillis());
                 ps.setString(2, ours.name());
                 ps.setLong(3, ours.token());
-                return checked(ps.executeUpdate(), ours.name());
+                return Jdbc.changedOne(ps.executeUpdate(), "renewal of run-once key '" + ours.name() + "'");
             }
         });
     }
@@ -185,7 +185,7 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
                 ps.setLong(3, durationMs);
                 ps.setString(4, ours.name());
                 ps.setLong(5, ours.token());
-                return checked(ps.executeUpdate(), ours.name());
+                return Jdbc.changedOne(ps.executeUpdate(), "completion of run-once key '" + ours.name() + "'");
             }
         });
     }
@@ -219,12 +219,7 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
             ps.setLong(2, ours.token());
             ps.setString(3, ours.owner());
             dialect.setInstant(ps, 4, ours.expiresAt());
-            return checked(ps.executeUpdate(), ours.name());
-        } catch (SQLException e) {
-            if (dialect.isUniqueViolation(e)) {
-                return false;
-            }
-            throw e;
+            return dialect.insertIfAbsent(ps);
         }
     }
 
@@ -236,15 +231,7 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
             ps.setString(4, ours.name());
             ps.setLong(5, row.token());
             ps.setString(6, row.status());
-            return checked(ps.executeUpdate(), ours.name());
+            return Jdbc.changedOne(ps.executeUpdate(), "claim of run-once key '" + ours.name() + "'");
         }
-    }
-
-    /** 1 row: ours; 0: someone else's; more: a bug. */
-    private static boolean checked(int rows, String key) {
-        if (rows > 1) {
-            throw new IllegalStateException("run-once key '" + key + "' statement changed " + rows + " rows");
-        }
-        return rows == 1;
     }
 }

@@ -59,8 +59,8 @@ public final class Renewal implements AutoCloseable {
      */
     public Outcome run(Lease lease, Duration duration, Renewer renewer, LeasedWork work) {
         Keeper keeper = new Keeper(Thread.currentThread(), lease, duration, renewer);
-        long period = Math.max(1, duration.toMillis() / 3);
-        ScheduledFuture<?> ticks = scheduler().scheduleWithFixedDelay(keeper, period, period, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> ticks =
+                scheduler().scheduleWithFixedDelay(keeper, keeper.period, keeper.period, TimeUnit.MILLISECONDS);
         Throwable error = null;
         try {
             work.run(lease);

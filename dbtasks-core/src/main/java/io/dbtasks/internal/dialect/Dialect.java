@@ -67,6 +67,27 @@ public interface Dialect {
     }
 
     /**
+     * Executes an INSERT that ends with {@link #onConflictDoNothing()} into a table whose key may
+     * already hold the row.
+     *
+     * @return {@code true} if the row was inserted, {@code false} if its key already existed
+     */
+    default boolean insertIfAbsent(PreparedStatement insert) throws SQLException {
+        try {
+            int rows = insert.executeUpdate();
+            if (rows > 1) {
+                throw new IllegalStateException("an INSERT of one row inserted " + rows);
+            }
+            return rows == 1;
+        } catch (SQLException e) {
+            if (isUniqueViolation(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /**
      * A DELETE of at most {@code ?} rows of {@code table} matching {@code where}, for retention in
      * batches. The batch size is bound after the parameters of {@code where}.
      */
