@@ -84,10 +84,23 @@ final class Attempts {
         return truncate(w.toString(), MAX_STACK);
     }
 
+    /**
+     * Error text as every database can store it: NUL characters, which PostgreSQL refuses in text
+     * columns (so the outcome could not be recorded at all), become U+FFFD, and text longer than
+     * {@code max} is cut, never inside a surrogate pair, and marked.
+     */
     static String truncate(String s, int max) {
-        if (s == null || s.length() <= max) {
-            return s;
+        if (s == null) {
+            return null;
         }
-        return s.substring(0, max - 15) + "...[truncated]";
+        String clean = s.indexOf('\u0000') < 0 ? s : s.replace('\u0000', '\uFFFD');
+        if (clean.length() <= max) {
+            return clean;
+        }
+        int cut = max - 15;
+        if (Character.isHighSurrogate(clean.charAt(cut - 1))) {
+            cut--;
+        }
+        return clean.substring(0, cut) + "...[truncated]";
     }
 }

@@ -443,6 +443,39 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
     }
 
     @Test
+    void heartbeatsKeepTheLeaseOfATaskThatRunsLongerThanItAndStopWaitsForIt() throws Exception {
+        CountDownLatch started = latch();
+        DbTasks worker = engine(b -> b.workerId("long-runner")
+                .lease(Duration.ofMillis(1500)) // heartbeat every 500 ms
+                .handler(KIND, Void.class, (ctx, p) -> {
+                    started.countDown();
+                    Thread.sleep(2200);
+                }));
+        // Works another queue, so it can only rescue (every 50 ms), never claim, this task.
+        DbTasks rescuer = engine(b -> b.workerId("rescuer")
+                .queue("elsewhere", 1)
+                .rescueInterval(Duration.ofMillis(50))
+                .handler(KIND, Void.class, (ctx, p) -> {}));
+        rescuer.start();
+        long id = worker.enqueue(TaskRequest.of(KIND, null)).task().id();
+        worker.start();
+        awaitLatch(started);
+        java.time.Instant firstExpiry = worker.find(id).orElseThrow().leaseExpiresAt();
+
+        boolean clean = worker.stop(Duration.ofSeconds(10));
+
+        assertThat(clean).isTrue();
+        Task done = worker.find(id).orElseThrow();
+        assertThat(done.status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(done.attempt()).isEqualTo(1);
+        List<Attempt> attempts = worker.attempts(id);
+        assertThat(attempts).extracting(Attempt::outcome).containsExactly(AttemptOutcome.SUCCEEDED);
+        // It ran well past its first lease, which heartbeats renewed, and nobody rescued it.
+        assertThat(attempts.get(0).finishedAt()).isAfter(firstExpiry.plusMillis(500));
+        assertThat(attempts.get(0).worker()).isEqualTo("long-runner");
+    }
+
+    @Test
     void stopHandsBackAnUnfinishedTaskWithoutUsingAnAttemptAndAnotherEngineRunsIt() throws Exception {
         CountDownLatch started = latch();
         CountDownLatch interrupted = latch();

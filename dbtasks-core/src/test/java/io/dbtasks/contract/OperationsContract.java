@@ -138,6 +138,7 @@ public abstract class OperationsContract extends EngineHarness {
         assertRefused(() -> tasks.retry(pending), TaskStatus.PENDING);
         assertRefused(() -> tasks.retry(running), TaskStatus.RUNNING);
         assertRefused(() -> tasks.retry(succeeded), TaskStatus.SUCCEEDED);
+        assertRefused(() -> tasks.reschedule(running, Instant.now().plusSeconds(60)), TaskStatus.RUNNING);
 
         assertThat(tasks.find(pending)).contains(pendingBefore);
         assertThat(tasks.find(running).orElseThrow().leaseToken()).isEqualTo(runningBefore.leaseToken());
@@ -294,13 +295,14 @@ public abstract class OperationsContract extends EngineHarness {
     @Test
     void cancelRequestedForATaskWhoseWorkerDiedEndsCancelledWhenRescued() throws Exception {
         CountDownLatch started = latch();
+        CountDownLatch hung = latch(); // opened after the test
         AtomicInteger rescuerRuns = new AtomicInteger();
         DbTasks dying = engine(b -> b.workerId("dying")
                 .lease(Duration.ofSeconds(60))
                 .rescueInterval(Duration.ofMinutes(10))
                 .handler(KIND, Void.class, (ctx, p) -> {
                     started.countDown();
-                    Thread.sleep(PATIENCE.toMillis());
+                    awaitLatch(hung);
                 }));
         DbTasks rescuer = engine(b -> b.workerId("rescuer").handler(KIND, Void.class, (ctx, p) -> {
             rescuerRuns.incrementAndGet();

@@ -184,10 +184,46 @@ public abstract class TaskContract extends EngineHarness {
     }
 
     @Test
+    void failureWhoseMessageHoldsNulCharactersOrIsHugeIsRecordedPromptly() {
+        DbTasks tasks = engine(b -> b.handler("binary", Void.class, (ctx, p) -> {
+                    throw new NonRetryableException("unexpected byte \u0000 at offset 17");
+                })
+                .handler("chatty", Void.class, (ctx, p) -> {
+                    throw new NonRetryableException("x".repeat(200_000));
+                }));
+        long binary = tasks.enqueue(TaskRequest.builder("binary").maxAttempts(1).build())
+                .task()
+                .id();
+        long chatty = tasks.enqueue(TaskRequest.builder("chatty").maxAttempts(1).build())
+                .task()
+                .id();
+        tasks.start();
+
+        // FAILED by the worker's own record, well before its 5 s lease could expire and be rescued.
+        Task failed = eventually()
+                .atMost(Duration.ofSeconds(3))
+                .until(() -> tasks.find(binary).orElseThrow(), t -> t.status() == TaskStatus.FAILED);
+        assertThat(failed.lastError()).contains("unexpected byte").contains("at offset 17");
+        Attempt a = tasks.attempts(binary).get(0);
+        assertThat(a.outcome()).isEqualTo(AttemptOutcome.FAILED);
+        assertThat(a.errorMessage()).startsWith("unexpected byte").endsWith("at offset 17");
+        assertThat(a.stackTrace()).contains("unexpected byte");
+
+        Task huge = awaitStatus(tasks, chatty, TaskStatus.FAILED);
+        assertThat(huge.lastError()).hasSizeLessThanOrEqualTo(4000).endsWith("[truncated]");
+        Attempt h = tasks.attempts(chatty).get(0);
+        assertThat(h.outcome()).isEqualTo(AttemptOutcome.FAILED);
+        assertThat(h.errorMessage()).hasSizeLessThanOrEqualTo(4000);
+        assertThat(h.stackTrace()).hasSizeLessThanOrEqualTo(16000);
+    }
+
+    @Test
     void validateRefusesUnknownKindsAndUnreadablePayloads() {
         DbTasks tasks = engine(b -> b.workers(false).handler("order.sync", Order.class, (ctx, o) -> {}));
         tasks.validate("order.sync", "{\"orderId\":1,\"operator\":\"a\"}");
-        tasks.validate("order.sync", null);
+        assertThatThrownBy(() -> tasks.validate("order.sync", null))
+                .isInstanceOf(InvalidPayloadException.class)
+                .hasMessageContaining("needs a payload");
         assertThatThrownBy(() -> tasks.validate("order.sync", "{not json"))
                 .isInstanceOf(InvalidPayloadException.class)
                 .hasMessageContaining("order.sync");
