@@ -385,15 +385,17 @@ public final class DbTasks implements AutoCloseable {
          * Works {@code queue} with up to {@code concurrency} tasks at once. Without any call, the
          * engine works {@value DbTasks#DEFAULT_QUEUE} with {@value DbTasks#DEFAULT_CONCURRENCY}.
          *
-         * @param queue the queue name
+         * @param queue the queue name, 1 to {@value TaskRequest#MAX_NAME_LENGTH} characters, not blank
          * @param concurrency the most tasks of this queue running at once on this engine, at least 1
          * @return this
+         * @throws IllegalArgumentException if the name or the concurrency is out of range
          */
         public Builder queue(String queue, int concurrency) {
+            requireName(queue, "queue");
             if (concurrency < 1) {
                 throw new IllegalArgumentException("concurrency of queue " + queue + " must be at least 1");
             }
-            queues.put(Objects.requireNonNull(queue, "queue"), concurrency);
+            queues.put(queue, concurrency);
             return this;
         }
 
@@ -410,7 +412,11 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param workerId the lease owner name of this engine; default host:pid:random @return this */
+        /**
+         * @param workerId the lease owner name of this engine, 1 to {@value TaskRequest#MAX_NAME_LENGTH}
+         *     characters, not blank (checked by {@link #build()}); default host:pid:random
+         * @return this
+         */
         public Builder workerId(String workerId) {
             this.workerId = Objects.requireNonNull(workerId, "workerId");
             return this;
@@ -538,6 +544,9 @@ public final class DbTasks implements AutoCloseable {
             if (shutdownTimeout.isNegative()) {
                 throw new IllegalArgumentException("shutdownTimeout must not be negative");
             }
+            if (workerId != null) {
+                requireName(workerId, "workerId"); // it is written to a column of that size by every claim
+            }
             Map<String, Integer> workedQueues = new LinkedHashMap<>(queues);
             if (workedQueues.isEmpty()) {
                 workedQueues.put(DEFAULT_QUEUE, DEFAULT_CONCURRENCY);
@@ -560,6 +569,14 @@ public final class DbTasks implements AutoCloseable {
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             return new DbTasks(Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate));
+        }
+
+        private static void requireName(String value, String what) {
+            Objects.requireNonNull(value, what);
+            if (value.isBlank() || value.length() > TaskRequest.MAX_NAME_LENGTH) {
+                throw new IllegalArgumentException(what + " must be 1 to " + TaskRequest.MAX_NAME_LENGTH
+                        + " characters and not blank, got " + value.length() + " characters");
+            }
         }
 
         private static void requirePositive(Duration d, String name) {

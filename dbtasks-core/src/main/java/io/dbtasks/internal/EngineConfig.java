@@ -41,13 +41,16 @@ public record EngineConfig(
         return false;
     }
 
-    /** @return {@code host:pid:random}, unique per engine */
+    /** @return {@code host:pid:random}, unique per engine, at most 200 characters (the column size) */
     public static String defaultWorkerId() {
         String host;
         try {
             host = InetAddress.getLocalHost().getHostName();
         } catch (Exception e) {
             host = "unknown-host";
+        }
+        if (host.length() > 150) { // a long FQDN; keep the most specific labels
+            host = host.substring(0, 150);
         }
         String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
         return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);

@@ -236,7 +236,7 @@ public abstract class TaskContract extends EngineHarness {
     }
 
     @Test
-    void builderRefusesAHeartbeatThatIsNotShorterThanTheLease() {
+    void builderRefusesOutOfRangeSettingsAndNamesLongerThanTheirColumns() {
         assertThatThrownBy(() -> DbTasks.builder(dataSource())
                         .lease(Duration.ofSeconds(1))
                         .heartbeatInterval(Duration.ofSeconds(1))
@@ -247,5 +247,24 @@ public abstract class TaskContract extends EngineHarness {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> DbTasks.builder(dataSource()).queue("q", 0))
                 .isInstanceOf(IllegalArgumentException.class);
+        // Names longer than their columns would make every claim fail at run time.
+        String tooLong = "w".repeat(TaskRequest.MAX_NAME_LENGTH + 1);
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).workerId(tooLong).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("workerId");
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).workerId(" ").build())
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).queue(tooLong, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("queue");
+        assertThatThrownBy(() -> DbTasks.builder(dataSource()).queue("", 1))
+                .isInstanceOf(IllegalArgumentException.class);
+        String longest = "w".repeat(TaskRequest.MAX_NAME_LENGTH);
+        DbTasks fine = engine(b -> b.workerId(longest).queue(longest, 1).handler("named", Void.class, (ctx, p) -> {}));
+        long id = fine.enqueue(TaskRequest.builder("named").queue(longest).build())
+                .task()
+                .id();
+        fine.start();
+        assertThat(awaitStatus(fine, id, TaskStatus.SUCCEEDED).attempt()).isEqualTo(1);
     }
 }
