@@ -37,6 +37,7 @@ public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
 
     private final EngineConfig config;
+    private final DataSource dataSource;
     private final Dialect dialect;
     private final HandlerRegistry handlers;
     private final Enqueuer enqueuer;
@@ -55,11 +56,13 @@ public final class Engine {
     private volatile boolean closed;
     private ExecutorService executor;
     private ScheduledExecutorService scheduler;
+    private AutoCloseable listener;
 
     private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
         this.config = config;
         this.dialect = dialect;
         this.handlers = handlers;
+        this.dataSource = dataSource;
         Jdbc jdbc = new Jdbc(dataSource);
         Attempts attempts = new Attempts(dialect);
         this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
@@ -139,6 +142,7 @@ public final class Engine {
                 workers.put(queue, w);
                 w.start();
             });
+            listener = dialect.listen(dataSource, this::wake);
             log.info(
                     "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
                     config.workerId(),
@@ -166,6 +170,7 @@ public final class Engine {
                     Thread.currentThread().interrupt();
                 }
             }
+            closeListener();
             long deadline = System.nanoTime() + timeout.toNanos();
             synchronized (running) {
                 while (!running.isEmpty() && System.nanoTime() < deadline) {
@@ -187,6 +192,16 @@ public final class Engine {
             }
             log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
             return unfinished.isEmpty();
+        }
+    }
+
+    private void closeListener() {
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (Exception e) {
+                log.warn("Closing the notification listener failed", e);
+            }
         }
     }
 

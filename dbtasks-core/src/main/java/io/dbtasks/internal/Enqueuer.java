@@ -77,13 +77,17 @@ public final class Enqueuer {
     }
 
     private void wakeQueues(List<EnqueueResult> results) {
+        newTaskQueues(results).forEach(wake);
+    }
+
+    private static Set<String> newTaskQueues(List<EnqueueResult> results) {
         Set<String> queues = new LinkedHashSet<>();
         for (EnqueueResult r : results) {
             if (!r.duplicate()) {
                 queues.add(r.task().queue());
             }
         }
-        queues.forEach(wake);
+        return queues;
     }
 
     private List<EnqueueResult> insertAll(Connection c, List<TaskRequest> requests, List<String> payloads)
@@ -92,6 +96,8 @@ public final class Enqueuer {
         for (int i = 0; i < requests.size(); i++) {
             results.add(insertOne(c, requests.get(i), payloads.get(i)));
         }
+        // Other instances' workers hear of it when (and only if) the transaction commits.
+        dialect.notifyEnqueued(c, newTaskQueues(results));
         return results;
     }
 

@@ -100,6 +100,24 @@ public interface Dialect {
         return e.getSQLState() != null && e.getSQLState().startsWith("40");
     }
 
+    /**
+     * Tells other instances, on commit of {@code c}'s transaction, that {@code queues} have new
+     * tasks. A no-op where the database has no notifications; workers then find them by polling.
+     */
+    default void notifyEnqueued(Connection c, java.util.Set<String> queues) throws SQLException {}
+
+    /**
+     * Starts listening for {@link #notifyEnqueued} from any instance, calling {@code onQueue} with
+     * the queue name of each. Returns {@code null} where the database has no notifications.
+     *
+     * @param dataSource where to take the dedicated listening connection from
+     * @param onQueue called on the listener's thread with each notified queue name
+     * @return the running listener, to be closed on shutdown; or {@code null}
+     */
+    default AutoCloseable listen(javax.sql.DataSource dataSource, java.util.function.Consumer<String> onQueue) {
+        return null;
+    }
+
     /** @return the suffix that makes a SELECT read the latest committed row in any isolation */
     default String latestCommittedRead() {
         return "";

@@ -10,6 +10,9 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
 
 /**
  * PostgreSQL 12+. Claims with one {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)
@@ -71,6 +74,24 @@ public final class PostgresDialect implements Dialect {
             }
             return rows;
         }
+    }
+
+    @Override
+    public void notifyEnqueued(Connection c, Set<String> queues) throws SQLException {
+        if (queues.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify('" + PostgresListener.CHANNEL + "', ?)")) {
+            for (String queue : queues) {
+                ps.setString(1, queue);
+                ps.execute();
+            }
+        }
+    }
+
+    @Override
+    public AutoCloseable listen(DataSource dataSource, Consumer<String> onQueue) {
+        return PostgresListener.start(dataSource, onQueue);
     }
 
     @Override
