@@ -382,6 +382,25 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Registers a transactional handler for {@code kind}: its effects, written through the
+         * engine's connection, commit in one transaction with the task's guarded completion, so they
+         * take effect exactly once even if the lease is lost mid-run. See {@link
+         * TransactionalTaskHandler}.
+         *
+         * @param kind the stable kind name
+         * @param payloadType the class the JSON payload is read as; {@code Void.class} for none
+         * @param handler the handler, thread-safe
+         * @param <P> the payload type
+         * @return this
+         * @throws IllegalArgumentException if {@code kind} already has a handler
+         */
+        public <P> Builder transactionalHandler(
+                String kind, Class<P> payloadType, TransactionalTaskHandler<P> handler) {
+            handlers.registerTransactional(kind, payloadType, handler);
+            return this;
+        }
+
+        /**
          * Works {@code queue} with up to {@code concurrency} tasks at once. Without any call, the
          * engine works {@value DbTasks#DEFAULT_QUEUE} with {@value DbTasks#DEFAULT_CONCURRENCY}.
          *

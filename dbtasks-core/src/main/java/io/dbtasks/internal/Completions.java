@@ -43,6 +43,23 @@ final class Completions {
     }
 
     /**
+     * Records success on the caller's open transaction {@code c} (a transactional handler's), without
+     * committing: the caller commits if this returns {@code true} and rolls back otherwise, so the
+     * handler's effects and SUCCEEDED commit together or not at all.
+     *
+     * @return {@code false} if the lease was lost (0 rows)
+     */
+    boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
+        if (!checked(
+                update(c, t, "status = 'SUCCEEDED', finished_at = " + now() + ", last_error = NULL", "", null, null),
+                t)) {
+            return false;
+        }
+        attempts.insert(c, Attempts.Row.of(t, durationMs, AttemptOutcome.SUCCEEDED, null));
+        return true;
+    }
+
+    /**
      * Back to PENDING, due {@code delay} after the database's now; CANCELLED instead if an operator
      * asked to cancel the task while this attempt ran.
      *

@@ -325,6 +325,10 @@ public final class Engine {
         return inbox;
     }
 
+    DataSource dataSource() {
+        return dataSource;
+    }
+
     Leases leases() {
         return leases;
     }

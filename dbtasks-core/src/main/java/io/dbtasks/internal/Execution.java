@@ -8,6 +8,8 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskStatus;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
@@ -102,21 +104,14 @@ final class Execution implements Runnable, TaskContext {
                 timeoutFuture = engine.scheduler().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
             }
         }
+        if (registration.transactional() != null) {
+            executeInTransaction(registration, payload);
+            return;
+        }
         try {
             invoke(registration, payload);
         } catch (Throwable t) {
-            if (t instanceof VirtualMachineError vme && !(t instanceof StackOverflowError)) {
-                log.error("Task {} ({}): handler threw {}", task.id(), task.kind(), vme.toString());
-            }
-            if (cancelRequested) {
-                // The engine interrupted the handler because an operator cancelled the task; whatever
-                // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
-                if (settled.compareAndSet(false, true)) {
-                    report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
-                }
-                return;
-            }
-            settleFailure(t, AttemptOutcome.FAILED, !engine.config().isNonRetryable(t));
+            onHandlerThrew(t);
             return;
         }
         if (settled.compareAndSet(false, true)) {
@@ -129,6 +124,74 @@ final class Execution implements Runnable, TaskContext {
                     task.kind(),
                     task.attempt(),
                     whySettled());
+        }
+    }
+
+    /** The handler threw: a cancellation, or a failed attempt to retry or fail. */
+    private void onHandlerThrew(Throwable t) {
+        if (t instanceof VirtualMachineError vme && !(t instanceof StackOverflowError)) {
+            log.error("Task {} ({}): handler threw {}", task.id(), task.kind(), vme.toString());
+        }
+        if (cancelRequested) {
+            // The engine interrupted the handler because an operator cancelled the task; whatever
+            // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
+            if (settled.compareAndSet(false, true)) {
+                report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
+            }
+            return;
+        }
+        settleFailure(t, AttemptOutcome.FAILED, !engine.config().isNonRetryable(t));
+    }
+
+    /**
+     * Runs a transactional handler and records its success on the same connection: commit only if
+     * the guarded completion matched our lease, else roll the effects back with it.
+     */
+    private void executeInTransaction(HandlerRegistry.Registration<?> registration, Object payload) {
+        try (Connection c = engine.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                invokeTransactional(registration, c, payload);
+            } catch (Throwable t) {
+                rollbackQuietly(c, t);
+                onHandlerThrew(t);
+                return;
+            }
+            if (!settled.compareAndSet(false, true)) {
+                c.rollback();
+                log.warn(
+                        "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); its"
+                                + " transaction was rolled back",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        whySettled());
+                return;
+            }
+            Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
+            if (engine.completions().succeedOn(c, task, elapsedMillis())) {
+                c.commit();
+                log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
+            } else {
+                c.rollback();
+                reportLost("returned (its transaction, effects included, was rolled back)");
+            }
+        } catch (SQLException e) {
+            throw Jdbc.failure("Transactional task " + task.id(), e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <P> void invokeTransactional(HandlerRegistry.Registration<P> registration, Connection c, Object payload)
+            throws Exception {
+        registration.transactional().handle(this, c, (P) payload);
+    }
+
+    private static void rollbackQuietly(Connection c, Throwable cause) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
         }
     }
 

@@ -2,6 +2,7 @@ package io.dbtasks.internal;
 
 import io.dbtasks.InvalidPayloadException;
 import io.dbtasks.TaskHandler;
+import io.dbtasks.TransactionalTaskHandler;
 import io.dbtasks.UnknownKindException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,7 +17,9 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class HandlerRegistry {
     /** A handler and its payload type. */
-    public record Registration<P>(String kind, Class<P> payloadType, TaskHandler<P> handler) {}
+    /** A handler and its payload type; exactly one of {@code handler} and {@code transactional} is set. */
+    public record Registration<P>(
+            String kind, Class<P> payloadType, TaskHandler<P> handler, TransactionalTaskHandler<P> transactional) {}
 
     private final Map<String, Registration<?>> byKind;
     private final JsonMapper mapper;
@@ -101,13 +104,20 @@ public final class HandlerRegistry {
         private final Map<String, Registration<?>> byKind = new LinkedHashMap<>();
 
         public <P> void register(String kind, Class<P> payloadType, TaskHandler<P> handler) {
-            Objects.requireNonNull(kind, "kind");
-            Objects.requireNonNull(payloadType, "payloadType");
-            Objects.requireNonNull(handler, "handler");
+            add(new Registration<>(kind, payloadType, Objects.requireNonNull(handler, "handler"), null));
+        }
+
+        public <P> void registerTransactional(String kind, Class<P> payloadType, TransactionalTaskHandler<P> handler) {
+            add(new Registration<>(kind, payloadType, null, Objects.requireNonNull(handler, "handler")));
+        }
+
+        private void add(Registration<?> r) {
+            String kind = Objects.requireNonNull(r.kind(), "kind");
+            Objects.requireNonNull(r.payloadType(), "payloadType");
             if (kind.isBlank()) {
                 throw new IllegalArgumentException("kind must not be blank");
             }
-            if (byKind.putIfAbsent(kind, new Registration<>(kind, payloadType, handler)) != null) {
+            if (byKind.putIfAbsent(kind, r) != null) {
                 throw new IllegalArgumentException(
                         "Task kind '" + kind + "' already has a handler; each kind takes one");
             }
