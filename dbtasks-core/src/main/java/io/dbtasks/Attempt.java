@@ -13,7 +13,8 @@ import java.time.Instant;
  * @param leaseToken the fencing token the attempt ran under
  * @param startedAt when the attempt was claimed, by the database clock
  * @param finishedAt when the outcome was recorded, by the database clock
- * @param duration {@code finishedAt - startedAt}
+ * @param duration how long the attempt ran, measured by the worker (for a LEASE_EXPIRED attempt,
+ *     from {@code startedAt} to the rescue, by the database clock)
  * @param outcome how the attempt ended
  * @param errorClass the thrown exception's class name, or {@code null} when it succeeded
  * @param errorMessage the thrown exception's message, or {@code null}

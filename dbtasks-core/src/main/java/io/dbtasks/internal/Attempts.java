@@ -8,6 +8,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.List;
 
 /** Writes the execution history: one row per attempt, in the transaction that settles it. */
 final class Attempts {
@@ -44,31 +46,46 @@ final class Attempts {
         }
     }
 
-    private final String sql;
+    private final String insertPrefix;
+    private final String valuesRow;
     private final Dialect dialect;
 
     Attempts(Dialect dialect) {
         this.dialect = dialect;
-        this.sql = "INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
-                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
-                + " VALUES (?, ?, ?, ?, ?, COALESCE(?, " + dialect.now() + "), " + dialect.now()
-                + ", ?, ?, ?, ?, ?)";
+        this.insertPrefix = "INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
+                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace) VALUES ";
+        this.valuesRow = "(?, ?, ?, ?, ?, COALESCE(?, " + dialect.now() + "), " + dialect.now() + ", ?, ?, ?, ?, ?)";
     }
 
     void insert(Connection c, Row r) throws SQLException {
+        insertAll(c, List.of(r));
+    }
+
+    /** Inserts {@code rows} with one multi-row INSERT. */
+    void insertAll(Connection c, List<Row> rows) throws SQLException {
+        if (rows.isEmpty()) {
+            return;
+        }
+        String sql = insertPrefix + String.join(", ", Collections.nCopies(rows.size(), valuesRow));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, r.taskId());
-            ps.setInt(2, r.attempt());
-            ps.setString(3, r.queue());
-            ps.setString(4, r.worker() == null ? "unknown" : r.worker());
-            ps.setLong(5, r.leaseToken());
-            dialect.setInstant(ps, 6, r.startedAt());
-            ps.setLong(7, r.durationMs());
-            ps.setString(8, r.outcome().name());
-            ps.setString(9, r.errorClass());
-            ps.setString(10, r.errorMessage());
-            ps.setString(11, r.stackTrace());
-            ps.executeUpdate();
+            int i = 1;
+            for (Row r : rows) {
+                ps.setLong(i++, r.taskId());
+                ps.setInt(i++, r.attempt());
+                ps.setString(i++, r.queue());
+                ps.setString(i++, r.worker() == null ? "unknown" : r.worker());
+                ps.setLong(i++, r.leaseToken());
+                dialect.setInstant(ps, i++, r.startedAt());
+                ps.setLong(i++, r.durationMs());
+                ps.setString(i++, r.outcome().name());
+                ps.setString(i++, r.errorClass());
+                ps.setString(i++, r.errorMessage());
+                ps.setString(i++, r.stackTrace());
+            }
+            int n = ps.executeUpdate();
+            if (n != rows.size()) {
+                throw new IllegalStateException("inserted " + n + " attempt rows of " + rows.size());
+            }
         }
     }
 

@@ -6,9 +6,17 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Settles an attempt: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or
@@ -57,6 +65,69 @@ final class Completions {
         }
         attempts.insert(c, Attempts.Row.of(t, durationMs, AttemptOutcome.SUCCEEDED, null));
         return true;
+    }
+
+    /** A successful attempt waiting to be recorded. */
+    record Success(Task task, long durationMs) {}
+
+    /**
+     * Records many successes in one transaction: a locking read of the tasks still RUNNING, whose
+     * tokens are compared with the attempts' (the guard, evaluated under the row locks), one UPDATE
+     * of those rows, and one multi-row INSERT of their attempts. An attempt whose lease was lost is
+     * left out: nothing of it is written.
+     *
+     * @return the lease tokens of the attempts recorded
+     */
+    Set<Long> succeedAll(List<Success> batch) {
+        Map<Long, Success> byId = new HashMap<>();
+        for (Success s : batch) {
+            byId.put(s.task().id(), s);
+        }
+        String in = String.join(", ", Collections.nCopies(byId.size(), "?"));
+        return jdbc.inTransaction("Record " + batch.size() + " successful attempt(s)", c -> {
+            List<Success> held = new ArrayList<>(byId.size());
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
+                    + ") AND status = 'RUNNING'" + dialect.forUpdate())) {
+                int i = 1;
+                for (Long id : byId.keySet()) {
+                    ps.setLong(i++, id);
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Success s = byId.get(rs.getLong(1));
+                        if (s != null && s.task().leaseToken() == rs.getLong(2)) {
+                            held.add(s);
+                        }
+                    }
+                }
+            }
+            if (held.isEmpty()) {
+                return Set.of();
+            }
+            try (PreparedStatement ps =
+                    c.prepareStatement("UPDATE dbtasks_task SET status = 'SUCCEEDED', finished_at = "
+                            + now() + ", last_error = NULL, lease_owner = NULL, lease_expires_at = NULL,"
+                            + " cancel_requested = FALSE, updated_at = " + now()
+                            + " WHERE status = 'RUNNING' AND id IN ("
+                            + String.join(", ", Collections.nCopies(held.size(), "?")) + ")")) {
+                int i = 1;
+                for (Success s : held) {
+                    ps.setLong(i++, s.task().id());
+                }
+                int n = ps.executeUpdate();
+                if (n != held.size()) {
+                    throw new IllegalStateException("completed " + n + " of " + held.size() + " locked tasks");
+                }
+            }
+            List<Attempts.Row> rows = new ArrayList<>(held.size());
+            Set<Long> tokens = new HashSet<>();
+            for (Success s : held) {
+                rows.add(Attempts.Row.of(s.task(), s.durationMs(), AttemptOutcome.SUCCEEDED, null));
+                tokens.add(s.task().leaseToken());
+            }
+            attempts.insertAll(c, rows);
+            return tokens;
+        });
     }
 
     /**

@@ -57,6 +57,7 @@ public final class Engine {
     private ExecutorService executor;
     private ScheduledExecutorService scheduler;
     private AutoCloseable listener;
+    private SuccessBatcher successes;
 
     private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
         this.config = config;
@@ -130,6 +131,8 @@ public final class Engine {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             daemonThreads("dbtasks-worker-"));
+            successes = new SuccessBatcher(completions);
+            successes.start();
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(2, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
@@ -186,6 +189,7 @@ public final class Engine {
             for (Execution e : unfinished) {
                 e.handBack();
             }
+            successes.stop(TimeUnit.SECONDS.toMillis(10)); // writes the successes still queued
             scheduler.shutdownNow();
             if (config.executor() == null) {
                 executor.shutdownNow();
@@ -323,6 +327,10 @@ public final class Engine {
 
     public Inbox inbox() {
         return inbox;
+    }
+
+    SuccessBatcher successes() {
+        return successes;
     }
 
     DataSource dataSource() {

@@ -115,7 +115,8 @@ final class Execution implements Runnable, TaskContext {
             return;
         }
         if (settled.compareAndSet(false, true)) {
-            report(engine.completions().succeed(task, elapsedMillis()), "succeeded");
+            engine.successes()
+                    .submit(new Completions.Success(task, elapsedMillis()), recorded -> report(recorded, "succeeded"));
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"

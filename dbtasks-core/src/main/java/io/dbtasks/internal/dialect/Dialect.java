@@ -118,6 +118,11 @@ public interface Dialect {
         return null;
     }
 
+    /** @return the suffix that locks the rows a SELECT reads until the transaction ends */
+    default String forUpdate() {
+        return " FOR UPDATE";
+    }
+
     /** @return the suffix that makes a SELECT read the latest committed row in any isolation */
     default String latestCommittedRead() {
         return "";

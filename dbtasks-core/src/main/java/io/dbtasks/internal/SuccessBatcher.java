@@ -1,0 +1,101 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.DbTasksException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Records successful attempts in batches, group-commit style: one thread takes whatever successes
+ * have queued up (at most {@link #MAX_BATCH}) and writes them in one transaction, so under load many
+ * completions share a round trip and a commit, and when idle a single success is written at once,
+ * with no artificial delay. The handler's slot is freed as soon as it is queued, so the worker can
+ * claim the next task while the completion is written.
+ *
+ * <p>Guarantees are those of one-by-one completion: each task is completed only under its own lease
+ * token (see {@link Completions#succeedAll}); if the batch cannot be written (database down), the
+ * tasks stay RUNNING until their leases expire and rescue retries them.
+ */
+final class SuccessBatcher implements Runnable {
+    static final int MAX_BATCH = 200;
+    private static final Logger log = LoggerFactory.getLogger(SuccessBatcher.class);
+
+    /** A success with what to do once its fate is known ({@code true} = recorded). */
+    record Pending(Completions.Success success, Consumer<Boolean> done) {}
+
+    private final Completions completions;
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    SuccessBatcher(Completions completions) {
+        this.completions = completions;
+        this.thread = new Thread(this, "dbtasks-complete");
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    void submit(Completions.Success success, Consumer<Boolean> done) {
+        queue.add(new Pending(success, done));
+    }
+
+    /** Writes whatever is queued and stops the thread; waits up to {@code timeoutMillis}. */
+    void stop(long timeoutMillis) {
+        running = false;
+        try {
+            thread.join(timeoutMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void run() {
+        List<Pending> batch = new ArrayList<>(MAX_BATCH);
+        while (running || !queue.isEmpty()) {
+            try {
+                Pending first = queue.poll(50, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, MAX_BATCH - 1);
+                flush(batch);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                running = false;
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    private void flush(List<Pending> batch) {
+        List<Completions.Success> successes = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            successes.add(p.success());
+        }
+        Set<Long> recorded;
+        try {
+            recorded = completions.succeedAll(successes);
+        } catch (DbTasksException | IllegalStateException e) {
+            log.error(
+                    "Could not record {} successful attempt(s); their tasks will be rescued after their leases"
+                            + " expire",
+                    batch.size(),
+                    e);
+            return;
+        }
+        for (Pending p : batch) {
+            p.done().accept(recorded.contains(p.success().task().leaseToken()));
+        }
+    }
+}
