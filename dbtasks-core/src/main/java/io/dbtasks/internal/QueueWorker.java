@@ -11,14 +11,21 @@ import org.slf4j.LoggerFactory;
 /**
  * The claim loop of one queue on one engine. It claims only as many tasks as it has free slots
  * (never more than the claim batch), so a busy engine leaves work for others. When a claim comes
- * back short the queue is drained and it sleeps for the poll interval, unless a local enqueue wakes
- * it; when all slots are busy it sleeps until one frees up.
+ * back short the queue is drained and it sleeps for the poll interval, unless a local enqueue or a
+ * notification wakes it; when all slots are busy it sleeps until one frees up.
+ *
+ * <p>While the queue is busy (the last claim came back full), it does not claim for every single
+ * slot that frees: it waits until half its slots are free, or {@value #BUSY_COOLDOWN_MILLIS} ms
+ * have passed since the last claim, whichever comes first. Short tasks are then claimed in batches
+ * rather than one statement per task, and a long task's freed slot idles at most that long.
  */
 final class QueueWorker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
+    static final long BUSY_COOLDOWN_MILLIS = 5;
 
     private final String queue;
     private final int concurrency;
+    private final int minBusyClaim;
     private final Engine engine;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Semaphore wake = new Semaphore(0);
@@ -29,6 +36,7 @@ final class QueueWorker implements Runnable {
         this.queue = queue;
         this.concurrency = concurrency;
         this.engine = engine;
+        this.minBusyClaim = Math.max(1, Math.min(concurrency, engine.config().claimBatch()) / 2);
     }
 
     String queue() {
@@ -58,8 +66,9 @@ final class QueueWorker implements Runnable {
 
     /** A task of this queue finished: free its slot. */
     void released() {
-        if (inFlight.getAndDecrement() == concurrency) {
-            wakeUp(); // we were full, so there may well be more work waiting
+        int before = inFlight.getAndDecrement();
+        if (before == concurrency || concurrency - (before - 1) == minBusyClaim) {
+            wakeUp(); // we were full, or enough slots are free now for a worthwhile claim
         }
     }
 
@@ -67,11 +76,20 @@ final class QueueWorker implements Runnable {
     public void run() {
         Duration poll = engine.config().pollInterval();
         long errorSleep = poll.toMillis();
+        boolean busy = false;
+        long lastClaim = 0;
         while (running) {
             int free = concurrency - inFlight.get();
             if (free <= 0) {
                 sleep(poll.toMillis());
                 continue;
+            }
+            if (busy && free < minBusyClaim) {
+                long wait = BUSY_COOLDOWN_MILLIS - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastClaim);
+                if (wait > 0) {
+                    sleep(wait);
+                    continue;
+                }
             }
             int wanted = Math.min(free, engine.config().claimBatch());
             List<TaskRows.Claimed> claimed;
@@ -84,11 +102,13 @@ final class QueueWorker implements Runnable {
                 errorSleep = Math.min(errorSleep * 2, Math.max(poll.toMillis(), 30_000));
                 continue;
             }
+            lastClaim = System.nanoTime();
             for (TaskRows.Claimed c : claimed) {
                 inFlight.incrementAndGet();
                 engine.launch(c, this);
             }
-            if (claimed.size() < wanted) {
+            busy = claimed.size() == wanted;
+            if (!busy) {
                 sleep(poll.toMillis());
             }
         }
