@@ -34,9 +34,12 @@ public interface LeaseLocks {
     Optional<Lease> tryAcquire(String name, Duration lease);
 
     /**
-     * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters poll with
-     * exponential backoff (a few milliseconds up to 100 ms) and are woken at once when a holder in
-     * this process releases. Waiting is not FIFO: whoever polls first after a release wins.
+     * Takes the lock, waiting in line up to {@code maxWait} for it. Waiters are served first come,
+     * first served across all processes: each takes a ticket and only the first live ticket tries
+     * for the lock; a waiter whose process dies leaves the line within a few seconds. Waiters check
+     * with exponential backoff (a few milliseconds up to 100 ms) and are woken at once when a holder
+     * in this process releases. {@link #tryAcquire} does not wait in line and may take a free lock
+     * ahead of waiters.
      *
      * @param name the lock name, 1 to 200 characters
      * @param lease how long the grant lasts unless renewed; positive

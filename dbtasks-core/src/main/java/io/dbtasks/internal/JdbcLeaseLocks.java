@@ -22,6 +22,9 @@ import java.util.Optional;
  * so a holder whose lease ended, or who was taken over, changes nothing. Release sets the expiry to
  * now instead of deleting the row, and rows are never deleted, so the row always holds the name's
  * last token and tokens strictly increase per name (see {@link DbClock}).
+ *
+ * <p>Waiters line up in {@code dbtasks_lock_waiter}: a ticket from the same sequence, kept alive by
+ * each check of its place, which is the number of live smaller tickets of the name.
  */
 final class JdbcLeaseLocks extends AbstractLeaseLocks {
     private static final int MAX_TRIES = 5;
@@ -29,19 +32,21 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final DbClock clock;
-    private final String workerId;
     private final String insertSql;
     private final String takeOverSql;
     private final String renewSql;
     private final String releaseSql;
     private final String selectSql;
+    private final String joinSql;
+    private final String pruneSql;
+    private final String refreshSql;
+    private final String aheadSql;
 
     JdbcLeaseLocks(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
-        super(renewal);
+        super(workerId, renewal);
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.clock = new DbClock(dialect);
-        this.workerId = workerId;
         String now = dialect.now();
         this.insertSql = "INSERT INTO dbtasks_lock (name, token, owner, acquired_at, expires_at) VALUES (?, ?, ?, "
                 + now + ", ?)" + dialect.onConflictDoNothing();
@@ -52,12 +57,18 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
                 "UPDATE dbtasks_lock SET expires_at = " + now + " WHERE name = ? AND token = ? AND expires_at > " + now;
         this.selectSql = "SELECT token, owner, expires_at, CASE WHEN expires_at > " + now
                 + " THEN 1 ELSE 0 END AS live FROM dbtasks_lock WHERE name = ?";
+        this.joinSql = "INSERT INTO dbtasks_lock_waiter (name, ticket, owner, expires_at) VALUES (?, ?, ?, ?)";
+        this.pruneSql = "DELETE FROM dbtasks_lock_waiter WHERE name = ? AND expires_at <= " + now;
+        this.refreshSql = "UPDATE dbtasks_lock_waiter SET expires_at = " + dialect.nowPlusMillis()
+                + " WHERE name = ? AND ticket = ? AND expires_at > " + now;
+        this.aheadSql =
+                "SELECT COUNT(*) FROM dbtasks_lock_waiter WHERE name = ? AND ticket < ? AND expires_at > " + now;
     }
 
     @Override
     public Optional<Lease> tryAcquire(String name, Duration lease) {
         validate(name, lease);
-        String owner = Owners.current(workerId);
+        String owner = currentOwner();
         return jdbc.withConnection("Acquire lock '" + name + "'", c -> {
             for (int i = 0; i < MAX_TRIES; i++) {
                 Row row = select(c, name);
@@ -117,6 +128,59 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
         return jdbc.withConnection("Find lock '" + name + "'", c -> {
             Row row = select(c, name);
             return row != null && row.live() ? Optional.of(row.lease()) : Optional.<Lease>empty();
+        });
+    }
+
+    @Override
+    protected long joinLine(String name, String owner, Duration ttl) {
+        return jdbc.withConnection("Join the line of lock '" + name + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(pruneSql)) {
+                ps.setString(1, name); // tickets of waiters that died
+                ps.executeUpdate();
+            }
+            DbClock.Grant ticket = clock.draw(c, ttl.toMillis());
+            try (PreparedStatement ps = c.prepareStatement(joinSql)) {
+                ps.setString(1, name);
+                ps.setLong(2, ticket.token());
+                ps.setString(3, owner);
+                dialect.setInstant(ps, 4, ticket.expiresAt());
+                ps.executeUpdate();
+            }
+            return ticket.token();
+        });
+    }
+
+    @Override
+    protected long placeInLine(String name, long ticket, Duration ttl) {
+        return jdbc.withConnection("Check the line of lock '" + name + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(refreshSql)) {
+                ps.setLong(1, ttl.toMillis());
+                ps.setString(2, name);
+                ps.setLong(3, ticket);
+                if (!Jdbc.changedOne(ps.executeUpdate(), "ticket " + ticket + " of lock '" + name + "'")) {
+                    return GONE;
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(aheadSql)) {
+                ps.setString(1, name);
+                ps.setLong(2, ticket);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
+    @Override
+    protected void leaveLine(String name, long ticket) {
+        jdbc.withConnection("Leave the line of lock '" + name + "'", c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_lock_waiter WHERE name = ? AND ticket = ?")) {
+                ps.setString(1, name);
+                ps.setLong(2, ticket);
+                return ps.executeUpdate();
+            }
         });
     }
 

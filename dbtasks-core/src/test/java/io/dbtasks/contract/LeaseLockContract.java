@@ -161,6 +161,35 @@ public abstract class LeaseLockContract {
         assertThat(remote.get(5, TimeUnit.SECONDS)).isPresent();
     }
 
+    /**
+     * Waiters are served in arrival order, across stores: the local waiter, which a release in its
+     * own process wakes at once, still comes after the remote ones that came before it.
+     */
+    @Test
+    void waitersAreServedFirstComeFirstServed() throws Exception {
+        LeaseLocks a = locksOf("A");
+        Lease held = a.tryAcquire(name, Duration.ofSeconds(30)).orElseThrow();
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (String process : List.of("B", "C", "A")) {
+            LeaseLocks store = process.equals("A") ? a : locksOf(process);
+            waiters.add(CompletableFuture.runAsync(() -> {
+                Lease l = acquire(store, Duration.ofSeconds(20)).orElseThrow();
+                order.add(process);
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                assertThat(store.release(l)).isTrue();
+            }));
+            Thread.sleep(300); // each joins the line before the next
+        }
+        assertThat(a.release(held)).isTrue();
+        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        assertThat(order).containsExactly("B", "C", "A");
+    }
+
     @Test
     void acquireGivesUpAfterMaxWait() throws Exception {
         locksOf("A").tryAcquire(name, Duration.ofSeconds(30)).orElseThrow();

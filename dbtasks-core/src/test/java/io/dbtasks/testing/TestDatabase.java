@@ -115,8 +115,13 @@ public enum TestDatabase {
     public void clear() {
         try (Connection c = dataSource().getConnection();
                 Statement s = c.createStatement()) {
-            for (String table :
-                    List.of("dbtasks_attempt", "dbtasks_task", "dbtasks_once", "dbtasks_inbox", "dbtasks_lock")) {
+            for (String table : List.of(
+                    "dbtasks_attempt",
+                    "dbtasks_task",
+                    "dbtasks_once",
+                    "dbtasks_inbox",
+                    "dbtasks_lock",
+                    "dbtasks_lock_waiter")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

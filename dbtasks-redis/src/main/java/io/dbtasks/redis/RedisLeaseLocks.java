@@ -4,7 +4,6 @@ import io.dbtasks.DbTasksException;
 import io.dbtasks.Lease;
 import io.dbtasks.internal.AbstractLeaseLocks;
 import io.dbtasks.internal.EngineConfig;
-import io.dbtasks.internal.Owners;
 import io.dbtasks.internal.Renewal;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
@@ -28,8 +27,9 @@ import java.util.function.Supplier;
  * Acquire, renew (check-and-extend), release (check-and-delete) and find are Lua scripts, each
  * atomic on the server, so a holder whose key expired and was re-granted cannot extend or delete the
  * new holder's key (the pattern of the Redis documentation's "Distributed locks with Redis").
- * Expiry is Redis's clock ({@code TIME} and the key's TTL). The braces make both keys of a name hash
- * to one Redis Cluster slot.
+ * Expiry is Redis's clock ({@code TIME} and the key's TTL). Waiters line up first come, first
+ * served in two sorted sets, {@code <prefix>{name}:line} (tickets from the same counter) and {@code
+ * :alive} (their expiry). The braces make all keys of a name hash to one Redis Cluster slot.
  *
  * <p>Unlike the database's {@code dbtasks_lock}, Redis keeps the counter only as durably as it is
  * configured to: a Redis without persistence that restarts starts tokens again from 1. Use tokens
@@ -59,10 +59,25 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
             + "local ttl = redis.call('PTTL', KEYS[1])\n"
             + "local t = redis.call('TIME')\n"
             + "return {v, t[1] * 1000 + math.floor(t[2] / 1000) + ttl}";
+    // The line of waiters: KEYS[1] orders tickets (score = ticket), KEYS[2] holds their expiry.
+    private static final String JOIN = "local t = redis.call('INCR', KEYS[3])\n"
+            + "local now = redis.call('TIME')\n"
+            + "redis.call('ZADD', KEYS[1], t, t)\n"
+            + "redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[1]), t)\n"
+            + "return t";
+    private static final String PLACE = "local t = redis.call('TIME')\n"
+            + "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+            + "local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+            + "for _, m in ipairs(dead) do redis.call('ZREM', KEYS[1], m) end\n"
+            + "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+            + "if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return -1 end\n"
+            + "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])\n"
+            + "return redis.call('ZRANK', KEYS[1], ARGV[1])";
+    private static final String LEAVE =
+            "redis.call('ZREM', KEYS[1], ARGV[1])\n" + "return redis.call('ZREM', KEYS[2], ARGV[1])";
 
     private final RedisCommands<String, String> redis;
     private final String prefix;
-    private final String workerId;
     private final Renewal renewal;
 
     /**
@@ -87,24 +102,23 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
 
     private RedisLeaseLocks(
             StatefulRedisConnection<String, String> connection, String keyPrefix, String workerId, Renewal renewal) {
-        super(renewal);
+        super(workerId, renewal);
         this.redis = Objects.requireNonNull(connection, "connection").sync();
         this.prefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-        this.workerId = Objects.requireNonNull(workerId, "workerId");
         this.renewal = renewal;
     }
 
     @Override
     public Optional<Lease> tryAcquire(String name, Duration lease) {
         validate(name, lease);
-        String owner = Owners.current(workerId);
+        String owner = currentOwner();
         List<Object> granted = call(
                 "acquire",
                 name,
                 () -> redis.eval(
                         ACQUIRE,
                         ScriptOutputType.MULTI,
-                        new String[] {key(name), key(name) + ":token"},
+                        new String[] {key(name), counter(name)},
                         owner,
                         String.valueOf(lease.toMillis())));
         if (granted.isEmpty()) {
@@ -159,6 +173,43 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
                         held.get(1))));
     }
 
+    @Override
+    protected long joinLine(String name, String owner, Duration ttl) {
+        return call(
+                "join the line",
+                name,
+                () -> redis.<Long>eval(
+                        JOIN,
+                        ScriptOutputType.INTEGER,
+                        new String[] {key(name) + ":line", key(name) + ":alive", counter(name)},
+                        String.valueOf(ttl.toMillis())));
+    }
+
+    @Override
+    protected long placeInLine(String name, long ticket, Duration ttl) {
+        return call(
+                "check the line",
+                name,
+                () -> redis.<Long>eval(
+                        PLACE,
+                        ScriptOutputType.INTEGER,
+                        new String[] {key(name) + ":line", key(name) + ":alive"},
+                        String.valueOf(ticket),
+                        String.valueOf(ttl.toMillis())));
+    }
+
+    @Override
+    protected void leaveLine(String name, long ticket) {
+        call(
+                "leave the line",
+                name,
+                () -> redis.<Long>eval(
+                        LEAVE,
+                        ScriptOutputType.INTEGER,
+                        new String[] {key(name) + ":line", key(name) + ":alive"},
+                        String.valueOf(ticket)));
+    }
+
     /** Stops the renewal threads of {@code withLock}; the connection stays open. */
     @Override
     public void close() {
@@ -167,6 +218,10 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
 
     private String key(String name) {
         return prefix + "{" + name + "}";
+    }
+
+    private String counter(String name) {
+        return key(name) + ":token";
     }
 
     private static String value(Lease lease) {

@@ -30,7 +30,7 @@ public final class RedisCounterWorkerMain {
                     locks, ds, args[3], RedisLockCounterTest.THREADS, Duration.ofSeconds(Long.parseLong(args[4])));
             System.out.println("FIGURES " + SecondProcess.format(figures));
         } finally {
-            client.shutdown();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
         System.exit(0);
     }

@@ -111,7 +111,7 @@ class RedisFilteredRunOnceTest {
                     .isEqualTo(Outcome.SKIPPED_DONE);
             assertThat(runs).hasValue(1);
         } finally {
-            client.shutdown();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
 
