@@ -29,6 +29,11 @@ public final class Enqueuer {
     private final HandlerRegistry handlers;
     private final EngineConfig config;
     private final Consumer<String> wake;
+    /** The most keyless tasks one multi-row INSERT takes (17 parameters each). */
+    static final int MAX_MULTI_ROW = 500;
+
+    private final String insertPrefix;
+    private final String valuesRow;
     private final String insertSql;
     private final String insertWithKeySql;
 
@@ -39,11 +44,12 @@ public final class Enqueuer {
         this.handlers = handlers;
         this.config = config;
         this.wake = wake;
-        this.insertSql = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
+        this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
-                + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'PENDING',"
-                + " ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, " + dialect.nowPlusMillis() + "), " + dialect.now() + ", "
-                + dialect.now() + ")";
+                + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES ";
+        this.valuesRow = "(?, ?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
+                + dialect.nowPlusMillis() + "), " + dialect.now() + ", " + dialect.now() + ")";
+        this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }
 
@@ -93,8 +99,25 @@ public final class Enqueuer {
     private List<EnqueueResult> insertAll(Connection c, List<TaskRequest> requests, List<String> payloads)
             throws SQLException {
         List<EnqueueResult> results = new ArrayList<>(requests.size());
-        for (int i = 0; i < requests.size(); i++) {
-            results.add(insertOne(c, requests.get(i), payloads.get(i)));
+        int i = 0;
+        while (i < requests.size()) {
+            if (requests.get(i).idempotencyKey() != null) {
+                results.add(insertOne(c, requests.get(i), payloads.get(i)));
+                i++;
+                continue;
+            }
+            // A run of keyless tasks: one multi-row INSERT, as nothing in it can be a duplicate.
+            int end = i;
+            while (end < requests.size()
+                    && end - i < MAX_MULTI_ROW
+                    && requests.get(end).idempotencyKey() == null) {
+                end++;
+            }
+            results.addAll(
+                    end - i == 1
+                            ? List.of(insertOne(c, requests.get(i), payloads.get(i)))
+                            : insertMany(c, requests.subList(i, end), payloads.subList(i, end)));
+            i = end;
         }
         // Other instances' workers hear of it when (and only if) the transaction commits.
         dialect.notifyEnqueued(c, newTaskQueues(results));
@@ -104,35 +127,92 @@ public final class Enqueuer {
     private EnqueueResult insertOne(Connection c, TaskRequest r, String payload) throws SQLException {
         String key = r.idempotencyKey();
         String sql = key == null ? insertSql : insertWithKeySql;
-        boolean returning = dialect.name().equals("postgresql");
+        boolean returning = dialect.insertReturning();
         try (PreparedStatement ps = returning
                 ? c.prepareStatement(sql + " RETURNING " + Dialect.TASK_COLUMNS)
                 : c.prepareStatement(sql, new String[] {"id"})) {
-            bind(ps, r, payload);
+            bind(ps, 1, r, payload);
             if (returning) {
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         return new EnqueueResult(rows.task(rs), false);
                     }
                 }
-                return existing(c, key);
+                return existing(c, key); // ON CONFLICT DO NOTHING inserted nothing
             }
-            try {
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                if (key != null && dialect.isUniqueViolation(e)) {
-                    return existing(c, key);
-                }
-                throw e;
-            }
+            ps.executeUpdate();
             try (ResultSet keys = ps.getGeneratedKeys()) {
                 if (!keys.next()) {
                     throw new SQLException("The database returned no id for the inserted task");
                 }
-                long id = keys.getLong(1);
-                return new EnqueueResult(select(c, "id = ?", id, ""), false);
+                return new EnqueueResult(select(c, "id = ?", keys.getLong(1), ""), false);
+            }
+        } catch (SQLException e) {
+            if (key != null && dialect.isUniqueViolation(e)) {
+                return existing(c, key); // where a duplicate key fails the statement, not the transaction
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Inserts keyless tasks with one statement. Identity values are drawn in VALUES order, so the
+     * tasks sorted by id line up with the requests.
+     */
+    private List<EnqueueResult> insertMany(Connection c, List<TaskRequest> requests, List<String> payloads)
+            throws SQLException {
+        String sql = insertPrefix + String.join(", ", java.util.Collections.nCopies(requests.size(), valuesRow));
+        List<Task> tasks = new ArrayList<>(requests.size());
+        boolean returning = dialect.insertReturning();
+        try (PreparedStatement ps = returning
+                ? c.prepareStatement(sql + " RETURNING " + Dialect.TASK_COLUMNS)
+                : c.prepareStatement(sql, new String[] {"id"})) {
+            int index = 1;
+            for (int k = 0; k < requests.size(); k++) {
+                index = bind(ps, index, requests.get(k), payloads.get(k));
+            }
+            if (returning) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        tasks.add(rows.task(rs));
+                    }
+                }
+            } else {
+                ps.executeUpdate();
+                List<Long> ids = new ArrayList<>(requests.size());
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    while (keys.next()) {
+                        ids.add(keys.getLong(1));
+                    }
+                }
+                tasks.addAll(selectByIds(c, ids));
             }
         }
+        if (tasks.size() != requests.size()) {
+            throw new SQLException("Inserted " + requests.size() + " tasks but read back " + tasks.size());
+        }
+        tasks.sort(java.util.Comparator.comparingLong(Task::id));
+        List<EnqueueResult> results = new ArrayList<>(tasks.size());
+        for (Task t : tasks) {
+            results.add(new EnqueueResult(t, false));
+        }
+        return results;
+    }
+
+    private List<Task> selectByIds(Connection c, List<Long> ids) throws SQLException {
+        List<Task> tasks = new ArrayList<>(ids.size());
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE id"
+                + " IN (" + String.join(", ", java.util.Collections.nCopies(ids.size(), "?")) + ")")) {
+            for (int k = 0; k < ids.size(); k++) {
+                ps.setLong(k + 1, ids.get(k));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    tasks.add(rows.task(rs));
+                }
+            }
+        }
+        return tasks;
     }
 
     private EnqueueResult existing(Connection c, String key) throws SQLException {
@@ -154,11 +234,11 @@ public final class Enqueuer {
         }
     }
 
-    private void bind(PreparedStatement ps, TaskRequest r, String payload) throws SQLException {
+    /** Binds one VALUES row from parameter {@code i} on; returns the next parameter index. */
+    private int bind(PreparedStatement ps, int i, TaskRequest r, String payload) throws SQLException {
         RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
         int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
         var timeout = r.timeout() != null ? r.timeout() : config.defaultTimeout();
-        int i = 1;
         ps.setString(i++, r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
         ps.setString(i++, r.kind());
         ps.setString(i++, r.idempotencyKey());
@@ -178,6 +258,7 @@ public final class Enqueuer {
             ps.setLong(i++, timeout.toMillis());
         }
         dialect.setInstant(ps, i++, r.runAt());
-        ps.setLong(i, r.runAfter() != null ? r.runAfter().toMillis() : 0L);
+        ps.setLong(i++, r.runAfter() != null ? r.runAfter().toMillis() : 0L);
+        return i;
     }
 }

@@ -241,6 +241,35 @@ public abstract class EnqueueContract extends EngineHarness {
     }
 
     @Test
+    void enqueueAllOfManyKeylessTasksReturnsThemInRequestOrderAmongKeyedOnes() {
+        DbTasks tasks = producer();
+        List<TaskRequest> requests = new java.util.ArrayList<>();
+        for (int i = 0; i < 1_203; i++) {
+            TaskRequest.Builder b =
+                    TaskRequest.builder(KIND).reference("r-" + i).priority(i % 7);
+            if (i % 400 == 17) {
+                b.idempotencyKey("keyed-" + i);
+            }
+            requests.add(b.build());
+        }
+        requests.add(TaskRequest.builder(KIND)
+                .idempotencyKey("keyed-17")
+                .reference("again")
+                .build());
+        List<EnqueueResult> results = tasks.enqueueAll(requests);
+        assertThat(results).hasSize(requests.size());
+        for (int i = 0; i < 1_203; i++) {
+            assertThat(results.get(i).task().reference()).isEqualTo("r-" + i);
+            assertThat(results.get(i).task().priority()).isEqualTo(i % 7);
+            assertThat(results.get(i).duplicate()).isFalse();
+        }
+        assertThat(results.get(1_203).duplicate()).isTrue();
+        assertThat(results.get(1_203).task().reference()).isEqualTo("r-17");
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(1_203);
+        assertThat(results.stream().map(r -> r.task().id()).distinct().count()).isEqualTo(1_203);
+    }
+
+    @Test
     void runAfterDelaysTheDueTimeOnTheDatabaseClockAndRunAtIsKeptAsGiven() {
         DbTasks tasks = producer();
         Task delayed = tasks.enqueue(TaskRequest.builder(KIND)

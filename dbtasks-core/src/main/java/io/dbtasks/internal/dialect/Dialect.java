@@ -118,6 +118,11 @@ public interface Dialect {
         return null;
     }
 
+    /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */
+    default boolean insertReturning() {
+        return false;
+    }
+
     /** @return the suffix that locks the rows a SELECT reads until the transaction ends */
     default String forUpdate() {
         return " FOR UPDATE";

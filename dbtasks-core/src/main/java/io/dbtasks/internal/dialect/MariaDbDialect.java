@@ -115,6 +115,11 @@ public final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public boolean insertReturning() {
+        return true; // MariaDB 10.5+
+    }
+
+    @Override
     public String onKeyConflictDoNothing() {
         return "";
     }

@@ -95,6 +95,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public boolean insertReturning() {
+        return true; // PostgreSQL
+    }
+
+    @Override
     public String onKeyConflictDoNothing() {
         return " ON CONFLICT (idempotency_key) DO NOTHING";
     }
