@@ -79,6 +79,10 @@ final class Completions {
      * @return the lease tokens of the attempts recorded
      */
     Set<Long> succeedAll(List<Success> batch) {
+        String oneStatement = dialect.completeBatchSql();
+        if (oneStatement != null) {
+            return succeedAllInOneStatement(oneStatement, batch);
+        }
         Map<Long, Success> byId = new HashMap<>();
         for (Success s : batch) {
             byId.put(s.task().id(), s);
@@ -127,6 +131,36 @@ final class Completions {
             }
             attempts.insertAll(c, rows);
             return tokens;
+        });
+    }
+
+    /** {@link #succeedAll} where the dialect completes and records a batch in one statement. */
+    private Set<Long> succeedAllInOneStatement(String sql, List<Success> batch) {
+        return jdbc.withConnection("Record " + batch.size() + " successful attempt(s)", c -> {
+            Long[] ids = new Long[batch.size()];
+            Long[] tokens = new Long[batch.size()];
+            Long[] durations = new Long[batch.size()];
+            String[] workers = new String[batch.size()];
+            for (int i = 0; i < batch.size(); i++) {
+                Task t = batch.get(i).task();
+                ids[i] = t.id();
+                tokens[i] = t.leaseToken();
+                durations[i] = batch.get(i).durationMs();
+                workers[i] = t.leaseOwner() == null ? "unknown" : t.leaseOwner();
+            }
+            Set<Long> recorded = new HashSet<>();
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setArray(1, c.createArrayOf("bigint", ids));
+                ps.setArray(2, c.createArrayOf("bigint", tokens));
+                ps.setArray(3, c.createArrayOf("bigint", durations));
+                ps.setArray(4, c.createArrayOf("text", workers));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        recorded.add(rs.getLong(1));
+                    }
+                }
+            }
+            return recorded;
         });
     }
 

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -130,6 +131,49 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
         assertThat(attempts).extracting(Attempt::leaseToken).containsExactly(old.leaseToken(), fresh.leaseToken());
         assertThat(attempts).extracting(Attempt::worker).containsExactly("old", "new");
+    }
+
+    @Test
+    void batchedCompletionRecordsOnlyTheAttemptsThatStillHoldTheirLease() {
+        Engine oldWorker = worker("old");
+        Engine newWorker = worker("new");
+        long staleId = enqueue(oldWorker, 3);
+        Task stale = claimOne(oldWorker);
+        long liveId = enqueue(oldWorker, 3);
+        Task live = claimOne(oldWorker);
+        long takenId = enqueue(oldWorker, 3);
+        Task taken = claimOne(oldWorker);
+
+        // One lease is rescued and re-claimed elsewhere; another is rescued and still PENDING.
+        expireLease(staleId);
+        expireLease(takenId);
+        assertThat(newWorker.leases().rescueExpired()).isEqualTo(2);
+        List<TaskRows.Claimed> reclaimed = newWorker.leases().claim(QUEUE, 1);
+        assertThat(reclaimed).hasSize(1);
+        Task fresh = reclaimed.get(0).task();
+        Task pendingBefore = row(newWorker, fresh.id() == staleId ? takenId : staleId);
+
+        Set<Long> recorded = oldWorker
+                .completions()
+                .succeedAll(List.of(
+                        new Completions.Success(stale, 5),
+                        new Completions.Success(live, 6),
+                        new Completions.Success(taken, 7)));
+
+        assertThat(recorded).containsExactly(live.leaseToken());
+        assertThat(row(oldWorker, liveId).status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(oldWorker.queries().attempts(liveId))
+                .extracting(Attempt::outcome, Attempt::leaseToken, Attempt::worker)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(AttemptOutcome.SUCCEEDED, live.leaseToken(), "old"));
+        assertThat(row(newWorker, fresh.id()).status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(row(newWorker, fresh.id()).leaseToken()).isEqualTo(fresh.leaseToken());
+        assertThat(row(newWorker, pendingBefore.id())).isEqualTo(pendingBefore);
+        for (long id : List.of(staleId, takenId)) {
+            assertThat(newWorker.queries().attempts(id))
+                    .extracting(Attempt::outcome)
+                    .containsExactly(AttemptOutcome.LEASE_EXPIRED);
+        }
     }
 
     @Test

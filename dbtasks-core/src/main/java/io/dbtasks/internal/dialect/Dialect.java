@@ -118,6 +118,16 @@ public interface Dialect {
         return null;
     }
 
+    /**
+     * One statement that completes a batch of successful attempts and writes their attempt rows, or
+     * {@code null} where the engine must use a locking read, an UPDATE and an INSERT instead. Binds:
+     * arrays of task ids, lease tokens, durations in milliseconds and worker ids; the UPDATE is
+     * guarded by id, token and RUNNING per row; returns the lease tokens recorded, one row each.
+     */
+    default String completeBatchSql() {
+        return null;
+    }
+
     /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */
     default boolean insertReturning() {
         return false;

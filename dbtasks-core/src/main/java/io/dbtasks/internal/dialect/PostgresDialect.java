@@ -95,6 +95,21 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String completeBatchSql() {
+        return "WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[])"
+                + " AS d(id, token, duration_ms, worker)),"
+                + " done AS (UPDATE dbtasks_task t SET status = 'SUCCEEDED', finished_at = clock_timestamp(),"
+                + " last_error = NULL, lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE,"
+                + " updated_at = clock_timestamp() FROM d"
+                + " WHERE t.id = d.id AND t.lease_token = d.token AND t.status = 'RUNNING'"
+                + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms)"
+                + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
+                + " finished_at, duration_ms, outcome)"
+                + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
+                + " clock_timestamp(), duration_ms, 'SUCCEEDED' FROM done RETURNING lease_token";
+    }
+
+    @Override
     public boolean insertReturning() {
         return true; // PostgreSQL
     }
