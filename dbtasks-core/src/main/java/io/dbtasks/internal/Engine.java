@@ -49,7 +49,12 @@ public final class Engine {
     private final LeaseLocks locks;
     private final RunOnceGuards guards;
     private final Inbox inbox;
-    private final Map<String, QueueWorker> workers = new ConcurrentHashMap<>();
+    /** Tasks per claim loop: a queue with more slots gets several loops claiming in parallel. */
+    static final int SLOTS_PER_CLAIM_LOOP = 16;
+
+    static final int MAX_CLAIM_LOOPS = 4;
+
+    private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
     private final Set<Execution> running = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private volatile boolean started;
@@ -141,9 +146,17 @@ public final class Engine {
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(this::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             config.queues().forEach((queue, concurrency) -> {
-                QueueWorker w = new QueueWorker(queue, concurrency, this);
-                workers.put(queue, w);
-                w.start();
+                // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
+                // round trips do not cap a queue with many slots.
+                int loops = Math.max(1, Math.min(MAX_CLAIM_LOOPS, concurrency / SLOTS_PER_CLAIM_LOOP));
+                List<QueueWorker> list = new ArrayList<>(loops);
+                for (int i = 0; i < loops; i++) {
+                    int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
+                    QueueWorker w = new QueueWorker(queue, slots, this);
+                    list.add(w);
+                    w.start();
+                }
+                workers.put(queue, List.copyOf(list));
             });
             listener = dialect.listen(dataSource, this::wake);
             log.info(
@@ -166,11 +179,13 @@ public final class Engine {
             if (!started || workers.isEmpty()) {
                 return true;
             }
-            for (QueueWorker w : workers.values()) {
-                try {
-                    w.stop();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+            for (List<QueueWorker> loops : workers.values()) {
+                for (QueueWorker w : loops) {
+                    try {
+                        w.stop();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
                 }
             }
             closeListener();
@@ -218,7 +233,7 @@ public final class Engine {
     }
 
     void launch(TaskRows.Claimed claimed, QueueWorker worker) {
-        Execution e = new Execution(claimed, this);
+        Execution e = new Execution(claimed, this, worker);
         running.add(e);
         try {
             executor.execute(e);
@@ -232,10 +247,7 @@ public final class Engine {
 
     void finished(Execution e) {
         if (running.remove(e)) {
-            QueueWorker w = workers.get(e.task().queue());
-            if (w != null) {
-                w.released();
-            }
+            e.worker().released();
             synchronized (running) {
                 running.notifyAll();
             }
@@ -243,8 +255,7 @@ public final class Engine {
     }
 
     private void wake(String queue) {
-        QueueWorker w = workers.get(queue);
-        if (w != null) {
+        for (QueueWorker w : workers.getOrDefault(queue, List.of())) {
             w.wakeUp();
         }
     }

@@ -34,6 +34,7 @@ final class Execution implements Runnable, TaskContext {
     private final TaskRows.Claimed claimed;
     private final Task task;
     private final Engine engine;
+    private final QueueWorker worker;
     private final AtomicBoolean settled = new AtomicBoolean();
     private final long startNanos = System.nanoTime();
     private volatile boolean leaseLost;
@@ -41,10 +42,15 @@ final class Execution implements Runnable, TaskContext {
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
-    Execution(TaskRows.Claimed claimed, Engine engine) {
+    Execution(TaskRows.Claimed claimed, Engine engine, QueueWorker worker) {
         this.claimed = claimed;
+        this.worker = worker;
         this.task = claimed.task();
         this.engine = engine;
+    }
+
+    QueueWorker worker() {
+        return worker;
     }
 
     Task task() {
