@@ -19,8 +19,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
- * The run-once race: every thread of every process calls {@code runOnce} for the same keys in the
- * same order, so each key is raced by all callers at once. The work inserts one row into {@code
+ * The run-once race: every thread of every process calls {@code runOnce} for every key, the
+ * threads of one process in the same order, so each key is raced by all of them at once; the
+ * second process goes through the keys in reverse, so that the processes lead on different keys
+ * and race each other where they meet (a process that merely started later would only find keys
+ * done). The work inserts one row into {@code
  * once_effect}, a table without a unique constraint, so a key whose work ran twice shows two rows.
  */
 public final class RunOnceRace {
@@ -51,7 +54,8 @@ public final class RunOnceRace {
     }
 
     /** @return one count per {@link RunOnceResult.Outcome}, by name */
-    public static Map<String, Long> run(RunOnceGuards guards, DataSource ds, int threads, int keys) throws Exception {
+    public static Map<String, Long> run(RunOnceGuards guards, DataSource ds, int threads, int keys, boolean reverse)
+            throws Exception {
         Map<RunOnceResult.Outcome, AtomicLong> outcomes = new EnumMap<>(RunOnceResult.Outcome.class);
         for (RunOnceResult.Outcome o : RunOnceResult.Outcome.values()) {
             outcomes.put(o, new AtomicLong());
@@ -61,7 +65,8 @@ public final class RunOnceRace {
             List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 futures.add(pool.submit(() -> {
-                    for (int k = 0; k < keys; k++) {
+                    for (int i = 0; i < keys; i++) {
+                        int k = reverse ? keys - 1 - i : i;
                         RunOnceResult r = guards.runOnce("race-" + k, Duration.ofSeconds(10), lease -> {
                             try (Connection c = ds.getConnection();
                                     PreparedStatement ps = c.prepareStatement(

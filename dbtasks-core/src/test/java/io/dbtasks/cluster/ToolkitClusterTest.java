@@ -99,7 +99,7 @@ class ToolkitClusterTest {
                 DbTasks tasks = engine(ds, "proc-1")) {
             RunOnceRace.warmUp(tasks.guards(), "proc-1");
             other.go(Duration.ofSeconds(60));
-            mine = RunOnceRace.run(tasks.guards(), ds, THREADS, KEYS);
+            mine = RunOnceRace.run(tasks.guards(), ds, THREADS, KEYS, false);
             theirs = other.figures(Duration.ofSeconds(120));
         }
         double seconds = (System.nanoTime() - start) / 1e9;

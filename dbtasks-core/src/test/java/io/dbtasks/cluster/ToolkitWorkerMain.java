@@ -36,7 +36,7 @@ public final class ToolkitWorkerMain {
             long param = Long.parseLong(args[3]);
             Map<String, Long> figures = switch (args[0]) {
                 case "lock" -> LockCounter.run(tasks.locks(), ds, args[2], THREADS, Duration.ofSeconds(param));
-                case "runonce" -> RunOnceRace.run(tasks.guards(), ds, THREADS, (int) param);
+                case "runonce" -> RunOnceRace.run(tasks.guards(), ds, THREADS, (int) param, true);
                 default -> throw new IllegalArgumentException("unknown scenario " + args[0]);
             };
             System.out.println("FIGURES " + SecondProcess.format(figures));
