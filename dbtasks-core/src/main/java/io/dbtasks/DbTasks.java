@@ -46,6 +46,11 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
     /** How long {@link #close()} waits for running tasks before handing them back. */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How often, on PostgreSQL, an engine checks the task table for dead rows and vacuums it (see
+     * {@link Builder#vacuumInterval(Duration)}).
+     */
+    public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(15);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
 
@@ -352,6 +357,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration heartbeatInterval;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
+        private Duration vacuumInterval = DEFAULT_VACUUM_INTERVAL;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private int claimBatch = DEFAULT_CLAIM_BATCH;
         private int defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS;
@@ -465,6 +471,22 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How often, on PostgreSQL, a working engine vacuums the task table when it holds more than
+         * 10,000 dead rows. Every claim and completion leaves a dead row version and a dead entry at
+         * the head of the claim index that later claims step over; where autovacuum is off or slow
+         * to reach a busy queue table, claims slow down steadily. One engine of the cluster at a time
+         * vacuums (a lease lock, {@code dbtasks.vacuum}); it needs to own the table, else PostgreSQL
+         * skips it with a warning. Ignored on other databases.
+         *
+         * @param interval the check interval, default 15 s; {@link Duration#ZERO} turns it off
+         * @return this
+         */
+        public Builder vacuumInterval(Duration interval) {
+            this.vacuumInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
         /** @param timeout how long {@link DbTasks#close()} waits; default 30 s @return this */
         public Builder shutdownTimeout(Duration timeout) {
             this.shutdownTimeout = Objects.requireNonNull(timeout, "timeout");
@@ -550,6 +572,9 @@ public final class DbTasks implements AutoCloseable {
             requirePositive(heartbeat, "heartbeatInterval");
             requirePositive(pollInterval, "pollInterval");
             requirePositive(rescueInterval, "rescueInterval");
+            if (vacuumInterval.isNegative()) {
+                throw new IllegalArgumentException("vacuumInterval must not be negative, got " + vacuumInterval);
+            }
             if (heartbeat.compareTo(lease) >= 0) {
                 throw new IllegalArgumentException(
                         "heartbeatInterval (" + heartbeat + ") must be shorter than the lease (" + lease + ")");
@@ -584,7 +609,8 @@ public final class DbTasks implements AutoCloseable {
                     defaultRetryPolicy,
                     defaultTimeout,
                     List.copyOf(nonRetryable),
-                    random);
+                    random,
+                    vacuumInterval);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             return new DbTasks(Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate));

@@ -38,6 +38,7 @@ public final class Engine {
 
     private final EngineConfig config;
     private final DataSource dataSource;
+    private final Jdbc jdbc;
     private final Dialect dialect;
     private final HandlerRegistry handlers;
     private final Enqueuer enqueuer;
@@ -69,7 +70,7 @@ public final class Engine {
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
-        Jdbc jdbc = new Jdbc(dataSource);
+        this.jdbc = new Jdbc(dataSource);
         Attempts attempts = new Attempts(dialect);
         this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
         this.queries = new TaskQueries(jdbc, dialect);
@@ -138,13 +139,18 @@ public final class Engine {
                             daemonThreads("dbtasks-worker-"));
             successes = new SuccessBatcher(completions);
             successes.start();
-            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(2, daemonThreads("dbtasks-lease-"));
+            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(this::rescue, 0, rescue, TimeUnit.MILLISECONDS);
+            QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
+            long vacuumEvery = config.vacuumInterval().toMillis();
+            if (vacuum.applies() && vacuumEvery > 0) {
+                scheduler.scheduleWithFixedDelay(vacuum::run, vacuumEvery, vacuumEvery, TimeUnit.MILLISECONDS);
+            }
             config.queues().forEach((queue, concurrency) -> {
                 // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
                 // round trips do not cap a queue with many slots.

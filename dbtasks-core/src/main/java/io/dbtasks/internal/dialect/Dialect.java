@@ -128,6 +128,19 @@ public interface Dialect {
         return null;
     }
 
+    /**
+     * A query returning one number, the task table's dead row versions, or {@code null} where the
+     * database cleans up after itself and needs no {@link #vacuumTaskTable()}.
+     */
+    default String deadTaskRowsQuery() {
+        return null;
+    }
+
+    /** @return the statement that reclaims the task table's dead rows, or {@code null} */
+    default String vacuumTaskTable() {
+        return null;
+    }
+
     /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */
     default boolean insertReturning() {
         return false;

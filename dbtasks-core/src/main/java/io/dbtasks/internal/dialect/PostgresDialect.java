@@ -95,6 +95,16 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String deadTaskRowsQuery() {
+        return "SELECT COALESCE(n_dead_tup, 0) FROM pg_stat_user_tables WHERE relid = 'dbtasks_task'::regclass";
+    }
+
+    @Override
+    public String vacuumTaskTable() {
+        return "VACUUM dbtasks_task";
+    }
+
+    @Override
     public String completeBatchSql() {
         return "WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[])"
                 + " AS d(id, token, duration_ms, worker)),"
