@@ -29,40 +29,6 @@ public record EngineConfig(
         DoubleSupplier random,
         Duration vacuumInterval) {
 
-    /** The settings with the default queue-table vacuum interval. */
-    public EngineConfig(
-            String workerId,
-            Map<String, Integer> queues,
-            ExecutorService executor,
-            Duration lease,
-            Duration heartbeatInterval,
-            Duration pollInterval,
-            Duration rescueInterval,
-            Duration shutdownTimeout,
-            int claimBatch,
-            int defaultMaxAttempts,
-            RetryPolicy defaultRetryPolicy,
-            Duration defaultTimeout,
-            List<Class<? extends Throwable>> nonRetryable,
-            DoubleSupplier random) {
-        this(
-                workerId,
-                queues,
-                executor,
-                lease,
-                heartbeatInterval,
-                pollInterval,
-                rescueInterval,
-                shutdownTimeout,
-                claimBatch,
-                defaultMaxAttempts,
-                defaultRetryPolicy,
-                defaultTimeout,
-                nonRetryable,
-                random,
-                io.dbtasks.DbTasks.DEFAULT_VACUUM_INTERVAL);
-    }
-
     /** @return whether a throwable ends its task without retry */
     public boolean isNonRetryable(Throwable t) {
         if (t instanceof Error || t instanceof NonRetryableException) {

@@ -48,7 +48,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 RetryPolicy.fixed(Duration.ZERO),
                 null,
                 List.of(),
-                () -> 0.5);
+                () -> 0.5,
+                Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
         Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false);
         parts.add(e);
