@@ -41,13 +41,9 @@ final class Completions {
         this.attempts = attempts;
     }
 
+    /** One success through the batch path the engine uses; {@code false} if the lease was lost. */
     boolean succeed(Task t, long durationMs) {
-        return settle(
-                t,
-                "status = 'SUCCEEDED', finished_at = " + now() + ", last_error = NULL",
-                null,
-                null,
-                Attempts.Row.of(t, durationMs, AttemptOutcome.SUCCEEDED, null));
+        return succeedAll(List.of(new Success(t, durationMs))).contains(t.leaseToken());
     }
 
     /**
