@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The ceiling: the claim-and-complete cycle as plain JDBC on the dbtasks_task table, with no engine
  * around it. W client threads, each on a connection of its own, claim batches of the engine's
- * effective size (the claim batch, capped at W) and mark each batch SUCCEEDED in one statement, until
+ * largest claim size (the claim batch, capped at 3 W: free slots plus claim-ahead) and mark each batch SUCCEEDED in one statement, until
  * a claim comes back empty. No attempt rows, no handler hand-off, no heartbeats: what the database
  * alone allows, and so what every engine figure is divided by.
  *
@@ -26,8 +26,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       RETURNING id}, then {@code UPDATE ... WHERE id = ANY(?)}.
  *   <li>MariaDB: {@code SELECT ... FOR UPDATE SKIP LOCKED} and {@code UPDATE} in one READ COMMITTED
  *       transaction, then {@code UPDATE ... WHERE id IN (...)}.
- *   <li>H2 (no SKIP LOCKED): a guarded {@code UPDATE ... WHERE status = 'PENDING'} read back through
- *       {@code FINAL TABLE}, then {@code UPDATE ... WHERE id IN (...)}.
+ *   <li>H2 (no SKIP LOCKED): the due ids, then a guarded {@code UPDATE ... WHERE status = 'PENDING'
+ *       AND id IN (...)} read back through {@code FINAL TABLE} (the engine's claim), then {@code
+ *       UPDATE ... WHERE id IN (...)}.
  * </ul>
  */
 final class Ceiling implements Scenario {
@@ -153,13 +154,26 @@ final class Ceiling implements Scenario {
 
     private static List<Long> claimH2(Connection c, String owner, int batch) throws SQLException {
         Database db = Database.H2;
-        String sql = "SELECT id FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSet(db)
-                + " WHERE status = 'PENDING' AND id IN (SELECT id FROM dbtasks_task WHERE " + DUE + db.now() + ORDER
-                + "))";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, owner);
-            ps.setInt(2, batch);
-            return ids(ps);
+        while (true) {
+            List<Long> due;
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT id FROM dbtasks_task WHERE " + DUE + db.now() + ORDER)) {
+                ps.setInt(1, batch);
+                due = ids(ps);
+            }
+            if (due.isEmpty()) {
+                return due;
+            }
+            String sql = "SELECT id FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSet(db)
+                    + " WHERE status = 'PENDING' AND id IN (" + placeholders(due.size()) + "))";
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, owner);
+                bind(ps, 2, due);
+                List<Long> claimed = ids(ps);
+                if (!claimed.isEmpty()) {
+                    return claimed;
+                }
+            } // every due row went to another thread first: look again
         }
     }
 

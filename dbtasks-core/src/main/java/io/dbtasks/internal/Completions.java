@@ -29,8 +29,7 @@ import java.util.Set;
  * not the worker had noticed the request yet.
  */
 final class Completions {
-    private static final String GUARD = " WHERE id = ? AND lease_token = ? AND status = 'RUNNING'";
-
+    private final String guard;
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final Attempts attempts;
@@ -39,6 +38,7 @@ final class Completions {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.attempts = attempts;
+        this.guard = " WHERE id = ? AND lease_token = ? AND " + dialect.isRunning("status");
     }
 
     /** One success through the batch path the engine uses; {@code false} if the lease was lost. */
@@ -214,9 +214,38 @@ final class Completions {
                 Attempts.Row.of(t, durationMs, AttemptOutcome.CANCELLED, error));
     }
 
-    /** Back to PENDING at once, giving back the attempt; no attempt row. */
-    boolean handBack(Task t) {
-        return settle(t, "status = 'PENDING', attempt = attempt - 1, run_at = " + now(), null, null, null);
+    /**
+     * Back to PENDING at once, giving back the attempt; no attempt row. CANCELLED instead if an
+     * operator asked to cancel the task meanwhile (the request reaches the worker only with the next
+     * heartbeat, so a task handed back before that would otherwise lose it).
+     *
+     * @return the status written (PENDING or CANCELLED), or empty if the lease was lost
+     */
+    Optional<TaskStatus> handBack(Task t) {
+        return jdbc.inTransaction("Hand back task " + t.id(), c -> {
+            String giveBack = "attempt = attempt - 1, ";
+            if (checked(
+                    update(
+                            c,
+                            t,
+                            giveBack + "status = 'PENDING', run_at = " + now(),
+                            " AND cancel_requested = FALSE",
+                            null,
+                            null),
+                    t)) {
+                return Optional.of(TaskStatus.PENDING);
+            }
+            boolean cancelled = checked(
+                    update(
+                            c,
+                            t,
+                            giveBack + "status = 'CANCELLED', finished_at = " + now() + ", last_error = ?",
+                            " AND cancel_requested = TRUE",
+                            null,
+                            "Cancelled by an operator; handed back before it finished"),
+                    t);
+            return cancelled ? Optional.of(TaskStatus.CANCELLED) : Optional.empty();
+        });
     }
 
     private boolean settle(Task t, String set, Long delayMs, String lastError, Attempts.Row row) {
@@ -236,7 +265,7 @@ final class Completions {
             throws SQLException {
         // Out of RUNNING nobody holds the lease: no owner, no expiry (the token stays, as the last claim's).
         String sql = "UPDATE dbtasks_task SET " + set + ", lease_owner = NULL, lease_expires_at = NULL,"
-                + " cancel_requested = FALSE, updated_at = " + now() + GUARD + extraGuard;
+                + " cancel_requested = FALSE, updated_at = " + now() + guard + extraGuard;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int i = 1;
             if (delayMs != null) {

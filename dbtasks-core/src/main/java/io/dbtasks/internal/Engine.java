@@ -188,7 +188,7 @@ public final class Engine {
             for (List<QueueWorker> loops : workers.values()) {
                 for (QueueWorker w : loops) {
                     try {
-                        w.stop();
+                        w.stop().forEach(this::handBackUnstarted);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -238,14 +238,25 @@ public final class Engine {
         return running.size();
     }
 
-    void launch(TaskRows.Claimed claimed, QueueWorker worker) {
+    /** Registers a claimed task, so the heartbeat renews its lease from now on, even before it starts. */
+    Execution track(TaskRows.Claimed claimed, QueueWorker worker) {
         Execution e = new Execution(claimed, this, worker);
         running.add(e);
+        return e;
+    }
+
+    /** A task claimed ahead that never started goes back to PENDING without using an attempt. */
+    void handBackUnstarted(Execution e) {
+        e.handBack();
+        running.remove(e);
+    }
+
+    /** Hands a tracked task to the handler executor; if it refuses, the task is handed back. */
+    void dispatch(Execution e) {
         try {
             executor.execute(e);
         } catch (RejectedExecutionException rejected) {
-            log.warn(
-                    "Executor rejected task {}; handing it back", claimed.task().id());
+            log.warn("Executor rejected task {}; handing it back", e.task().id());
             e.handBack();
             finished(e);
         }
@@ -253,7 +264,7 @@ public final class Engine {
 
     void finished(Execution e) {
         if (running.remove(e)) {
-            e.worker().released();
+            e.worker().released(e.handlerNanos());
             synchronized (running) {
                 running.notifyAll();
             }

@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -36,7 +37,9 @@ final class Execution implements Runnable, TaskContext {
     private final Engine engine;
     private final QueueWorker worker;
     private final AtomicBoolean settled = new AtomicBoolean();
-    private final long startNanos = System.nanoTime();
+    private final long claimedNanos = System.nanoTime();
+    private volatile long startNanos = claimedNanos; // reset when it starts: it may wait claimed ahead
+    private volatile long handlerNanos = -1;
     private volatile boolean leaseLost;
     private volatile boolean cancelRequested;
     private Thread thread; // guarded by this
@@ -57,6 +60,16 @@ final class Execution implements Runnable, TaskContext {
         return task;
     }
 
+    /** @return when it was claimed, by {@link System#nanoTime()} */
+    long claimedNanos() {
+        return claimedNanos;
+    }
+
+    /** @return how long the handler ran, in nanoseconds, or -1 if it did not run (yet) */
+    long handlerNanos() {
+        return handlerNanos;
+    }
+
     boolean isSettled() {
         return settled.get();
     }
@@ -66,8 +79,15 @@ final class Execution implements Runnable, TaskContext {
         synchronized (this) {
             thread = Thread.currentThread();
         }
+        startNanos = System.nanoTime();
         try {
-            if (!settled.get()) {
+            if (cancelRequested && settled.compareAndSet(false, true)) {
+                // cancelled while it waited claimed ahead: it never ran, and is not retried
+                report(
+                        engine.completions()
+                                .cancelled(task, new CancellationException("cancelled before it started"), 0),
+                        "cancelled");
+            } else if (!settled.get()) {
                 execute();
             }
         } catch (RuntimeException e) {
@@ -117,9 +137,11 @@ final class Execution implements Runnable, TaskContext {
         try {
             invoke(registration, payload);
         } catch (Throwable t) {
+            handlerNanos = System.nanoTime() - startNanos;
             onHandlerThrew(t);
             return;
         }
+        handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
             engine.successes()
                     .submit(new Completions.Success(task, elapsedMillis()), recorded -> report(recorded, "succeeded"));
@@ -160,10 +182,12 @@ final class Execution implements Runnable, TaskContext {
             try {
                 invokeTransactional(registration, c, payload);
             } catch (Throwable t) {
+                handlerNanos = System.nanoTime() - startNanos;
                 rollbackQuietly(c, t);
                 onHandlerThrew(t);
                 return;
             }
+            handlerNanos = System.nanoTime() - startNanos;
             if (!settled.compareAndSet(false, true)) {
                 c.rollback();
                 log.warn(
@@ -327,19 +351,20 @@ final class Execution implements Runnable, TaskContext {
         }
     }
 
-    /** Shutdown: gives the task back to PENDING without using up the attempt. */
+    /**
+     * Shutdown, or a task claimed ahead that waited too long: gives the task back to PENDING without
+     * using up the attempt (CANCELLED if an operator asked to cancel it meanwhile).
+     */
     void handBack() {
         if (settled.compareAndSet(false, true)) {
             leaseLost = true;
             try {
-                if (engine.completions().handBack(task)) {
-                    log.info("Task {} ({}) handed back to PENDING at shutdown", task.id(), task.kind());
-                }
+                engine.completions()
+                        .handBack(task)
+                        .ifPresent(
+                                status -> log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status));
             } catch (DbTasksException e) {
-                log.error(
-                        "Task {}: could not hand it back at shutdown; it will be rescued when its lease expires",
-                        task.id(),
-                        e);
+                log.error("Task {}: could not hand it back; it will be rescued when its lease expires", task.id(), e);
             }
         }
         interrupt();

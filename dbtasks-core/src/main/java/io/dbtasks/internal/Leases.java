@@ -71,7 +71,7 @@ public final class Leases {
             Set<Long> lost = new HashSet<>();
             try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET lease_expires_at = "
                     + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now()
-                    + " WHERE id = ? AND lease_token = ? AND status = 'RUNNING'")) {
+                    + " WHERE id = ? AND lease_token = ? AND " + dialect.isRunning("status"))) {
                 for (Task t : tasks) {
                     ps.setLong(1, config.lease().toMillis());
                     ps.setLong(2, t.id());

@@ -519,6 +519,144 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
     }
 
     @Test
+    void shortTasksAreClaimedAheadButNeverRunMoreHandlersThanSlotsNorWaitForeverBehindSlowOnes() throws Exception {
+        String blocking = "lease.block";
+        AtomicInteger concurrent = new AtomicInteger();
+        AtomicInteger maxConcurrent = new AtomicInteger();
+        AtomicInteger blockingRuns = new AtomicInteger();
+        CountDownLatch release = latch();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 2)
+                .handler(KIND, Void.class, (ctx, p) -> {})
+                .handler(blocking, Void.class, (ctx, p) -> {
+                    blockingRuns.incrementAndGet();
+                    maxConcurrent.accumulateAndGet(concurrent.incrementAndGet(), Math::max);
+                    try {
+                        release.await();
+                    } finally {
+                        concurrent.decrementAndGet();
+                    }
+                }));
+        tasks.start();
+        // No-op tasks teach the claim loop that this queue's tasks are short.
+        List<TaskRequest> quick = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            quick.add(TaskRequest.builder(KIND).build());
+        }
+        tasks.enqueueAll(quick);
+        eventually().until(() -> tasks.stats().tasks().get(TaskStatus.SUCCEEDED) == 50);
+
+        List<TaskRequest> slow = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            slow.add(TaskRequest.builder(blocking).maxAttempts(1).build());
+        }
+        tasks.enqueueAll(slow);
+
+        // Two run; four more (two per slot) are claimed ahead, leased and waiting for a slot.
+        eventually()
+                .alias("two running and four claimed ahead")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 6);
+        // a claimed task is RUNNING before its handler is entered, so the second handler may start a moment later
+        eventually().alias("both slots' handlers entered").until(() -> blockingRuns.get() == 2);
+
+        // The two handlers block: after a second of waiting the four go back, unstarted, and the loop
+        // claims no more ahead while its tasks are this slow.
+        eventually()
+                .alias("the four claimed ahead handed back")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING'") == 8);
+        Thread.sleep(300); // several poll intervals
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'"))
+                .isEqualTo(2);
+        assertThat(count(
+                        "SELECT COUNT(*) FROM dbtasks_task WHERE kind = ? AND status = 'PENDING' AND attempt = 0",
+                        blocking))
+                .isEqualTo(8);
+        assertThat(blockingRuns).hasValue(2);
+        assertThat(maxConcurrent).hasValue(2);
+
+        release.countDown();
+        eventually()
+                .alias("all ten run, two at a time")
+                .until(() ->
+                        count("SELECT COUNT(*) FROM dbtasks_task WHERE kind = ? AND status = 'SUCCEEDED'", blocking)
+                                == 10);
+        assertThat(blockingRuns).hasValue(10);
+        assertThat(maxConcurrent).hasValue(2);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE outcome <> 'SUCCEEDED'"))
+                .isZero();
+    }
+
+    @Test
+    void stopHandsBackTasksClaimedAheadUnstartedWithoutUsingAnAttempt() throws Exception {
+        CountDownLatch blocked = latch();
+        AtomicInteger calls = new AtomicInteger();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 1).handler(KIND, Void.class, (ctx, p) -> {
+            if (calls.incrementAndGet() > 20) {
+                blocked.countDown();
+                Thread.sleep(PATIENCE.toMillis());
+            }
+        }));
+        List<TaskRequest> batch = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            batch.add(TaskRequest.builder(KIND).maxAttempts(1).build());
+        }
+        tasks.enqueueAll(batch);
+        tasks.start();
+        awaitLatch(blocked);
+        // the 21st blocks; with 20 short tasks seen, up to two more wait claimed ahead
+        eventually()
+                .alias("one running and two claimed ahead")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 3);
+
+        tasks.stop(Duration.ofMillis(200));
+
+        eventually()
+                .alias("the running one and the two claimed ahead handed back")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING' AND attempt = 0") == 5);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'"))
+                .isEqualTo(20);
+        assertThat(calls).hasValue(21);
+    }
+
+    @Test
+    void slowTasksAreNotClaimedAheadSoAnotherEngineCanTakeThem() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        CountDownLatch secondStarted = latch();
+        CountDownLatch release = latch();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 1).handler(KIND, Void.class, (ctx, p) -> {
+            if (calls.incrementAndGet() == 1) {
+                Thread.sleep(200); // a slow task: from now on the loop knows tasks take ~200 ms
+                return;
+            }
+            secondStarted.countDown();
+            release.await();
+        }));
+        List<TaskRequest> three = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            three.add(TaskRequest.builder(KIND).build());
+        }
+        tasks.enqueueAll(three);
+        tasks.start();
+
+        awaitLatch(secondStarted);
+        eventually()
+                .alias("the first task recorded")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == 1);
+        Thread.sleep(300); // several poll intervals with a free claim-ahead slot, were tasks short
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING'"))
+                .isEqualTo(1);
+
+        DbTasks other = engine(b -> b.workerId("other").handler(KIND, Void.class, (ctx, p) -> {}));
+        other.start();
+        eventually()
+                .alias("the other engine runs the third task")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_attempt WHERE worker = 'other'") == 1);
+        release.countDown();
+        eventually().until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == 3);
+    }
+
+    @Test
     void fencingTokensGrowWithEveryClaimOfATask() {
         AtomicInteger calls = new AtomicInteger();
         List<Long> seen = Collections.synchronizedList(new ArrayList<>());

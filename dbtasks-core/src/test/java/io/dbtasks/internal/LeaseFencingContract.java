@@ -113,7 +113,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(stale.fail(old, AttemptOutcome.FAILED, boom, 10)).isFalse();
         assertThat(stale.fail(old, AttemptOutcome.TIMED_OUT, boom, 10)).isFalse();
         assertThat(stale.cancelled(old, boom, 10)).isFalse();
-        assertThat(stale.handBack(old)).isFalse();
+        assertThat(stale.handBack(old)).isEmpty();
 
         assertThat(row(newWorker, id)).isEqualTo(before); // not even updated_at moved
         assertThat(newWorker.queries().attempts(id))
@@ -188,7 +188,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.completions().succeed(t, 1)).isFalse();
         assertThat(w.completions().retry(t, AttemptOutcome.FAILED, new RuntimeException(), Duration.ZERO, 1))
                 .isEmpty();
-        assertThat(w.completions().handBack(t)).isFalse();
+        assertThat(w.completions().handBack(t)).isEmpty();
         assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.leaseToken());
 
         assertThat(row(w, id)).isEqualTo(done);
@@ -235,7 +235,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         Task t = claimOne(w);
         assertThat(t.attempt()).isEqualTo(1);
 
-        assertThat(w.completions().handBack(t)).isTrue();
+        assertThat(w.completions().handBack(t)).contains(TaskStatus.PENDING);
 
         Task back = row(w, id);
         assertThat(back.status()).isEqualTo(TaskStatus.PENDING);
@@ -245,6 +245,24 @@ public abstract class LeaseFencingContract extends EngineHarness {
         Task again = claimOne(w);
         assertThat(again.attempt()).isEqualTo(1);
         assertThat(again.leaseToken()).isGreaterThan(t.leaseToken());
+    }
+
+    @Test
+    void handBackOfATaskAnOperatorAskedToCancelEndsItCancelled() {
+        Engine w = worker("w");
+        long id = enqueue(w, 3);
+        Task t = claimOne(w);
+        w.operations().cancel(id); // RUNNING: only flagged, for the worker's next heartbeat
+
+        assertThat(w.completions().handBack(t)).contains(TaskStatus.CANCELLED);
+
+        Task back = row(w, id);
+        assertThat(back.status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(back.attempt()).isZero();
+        assertThat(back.leaseOwner()).isNull();
+        assertThat(back.finishedAt()).isNotNull();
+        assertThat(w.queries().attempts(id)).isEmpty();
+        assertThat(w.leases().claim(QUEUE, 1)).isEmpty();
     }
 
     @Test

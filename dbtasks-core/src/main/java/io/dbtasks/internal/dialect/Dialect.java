@@ -129,6 +129,17 @@ public interface Dialect {
     }
 
     /**
+     * The lease guard's "this row is RUNNING" test on {@code column}, as it should be written in an
+     * update that finds its rows by primary key.
+     *
+     * @param column the status column, qualified if need be
+     * @return an SQL boolean expression
+     */
+    default String isRunning(String column) {
+        return column + " = 'RUNNING'";
+    }
+
+    /**
      * A query returning one number, the task table's dead row versions, or {@code null} where the
      * database cleans up after itself and needs no {@link #vacuumTaskTable()}.
      */
@@ -136,7 +147,10 @@ public interface Dialect {
         return null;
     }
 
-    /** @return the statement that reclaims the task table's dead rows, or {@code null} */
+    /**
+     * @return the statement that reclaims the task table's dead rows (and refreshes its statistics,
+     *     so plans follow the mix of PENDING and RUNNING rows), or {@code null}
+     */
     default String vacuumTaskTable() {
         return null;
     }

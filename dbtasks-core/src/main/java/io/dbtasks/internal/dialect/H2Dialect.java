@@ -9,10 +9,11 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
- * H2 2.x, embedded. H2 has no SKIP LOCKED, so a claim is a guarded conditional UPDATE: it picks due
+ * H2 2.x, embedded. H2 has no SKIP LOCKED, so a claim is a guarded conditional UPDATE: it reads due
  * ids, then updates only those still PENDING ({@code WHERE status = 'PENDING'} is re-checked under
  * the row lock) and reads the changed rows back through {@code FINAL TABLE}. Two claimers racing for
  * a row: one updates it, the other's guard fails and it simply gets fewer rows.
@@ -56,15 +57,34 @@ public final class H2Dialect implements Dialect {
     @Override
     public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
             throws SQLException {
+        // The due ids first, then the guarded update by primary key (still PENDING and due, should an
+        // operator have rescheduled one meanwhile): with the ids as a subquery, H2
+        // tested every PENDING row against it, so each claim cost the whole backlog.
+        List<Long> ids = new ArrayList<>(limit);
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ?")) {
+            ps.setString(1, queue);
+            ps.setInt(2, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getLong(1));
+                }
+            }
+        }
+        if (ids.isEmpty()) {
+            return new ArrayList<>();
+        }
         String sql = "SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSetList()
-                + " WHERE status = 'PENDING' AND id IN (SELECT id FROM dbtasks_task WHERE " + dueCondition()
-                + " ORDER BY " + CLAIM_ORDER + " LIMIT ?))";
+                + " WHERE status = 'PENDING' AND run_at <= " + now() + " AND id IN ("
+                + String.join(", ", Collections.nCopies(ids.size(), "?"))
+                + "))";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, owner);
             ps.setLong(2, leaseMillis);
-            ps.setString(3, queue);
-            ps.setInt(4, limit);
-            List<T> rows = new ArrayList<>(limit);
+            for (int i = 0; i < ids.size(); i++) {
+                ps.setLong(3 + i, ids.get(i));
+            }
+            List<T> rows = new ArrayList<>(ids.size());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.add(reader.read(rs));

@@ -94,6 +94,21 @@ public final class PostgresDialect implements Dialect {
         return PostgresListener.start(dataSource, onQueue);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL {@code status || ''}: with statistics taken while no task ran (an idle queue,
+     * or a backlog just inserted), the planner estimates one RUNNING row and, given a plain {@code
+     * status = 'RUNNING'}, drives a guarded update from the rescue index, scanning every RUNNING row
+     * once per row it updates. A 64-worker burn-down ran at 6,000 tasks/s that way, its completion
+     * batches of about 180 rows taking 54 ms each; 11,800 with this guard, same build. The
+     * expression matches no index, so the primary key is the only path.
+     */
+    @Override
+    public String isRunning(String column) {
+        return "(" + column + " || '') = 'RUNNING'";
+    }
+
     @Override
     public String deadTaskRowsQuery() {
         return "SELECT COALESCE(n_dead_tup, 0) FROM pg_stat_user_tables WHERE relid = 'dbtasks_task'::regclass";
@@ -101,7 +116,7 @@ public final class PostgresDialect implements Dialect {
 
     @Override
     public String vacuumTaskTable() {
-        return "VACUUM dbtasks_task";
+        return "VACUUM (ANALYZE) dbtasks_task";
     }
 
     @Override
@@ -111,7 +126,7 @@ public final class PostgresDialect implements Dialect {
                 + " done AS (UPDATE dbtasks_task t SET status = 'SUCCEEDED', finished_at = clock_timestamp(),"
                 + " last_error = NULL, lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE,"
                 + " updated_at = clock_timestamp() FROM d"
-                + " WHERE t.id = d.id AND t.lease_token = d.token AND t.status = 'RUNNING'"
+                + " WHERE t.id = d.id AND t.lease_token = d.token AND " + isRunning("t.status")
                 + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms)"
                 + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
                 + " finished_at, duration_ms, outcome)"
