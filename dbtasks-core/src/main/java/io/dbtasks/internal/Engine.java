@@ -248,7 +248,11 @@ public final class Engine {
     /** A task claimed ahead that never started goes back to PENDING without using an attempt. */
     void handBackUnstarted(Execution e) {
         e.handBack();
-        running.remove(e);
+        if (running.remove(e)) {
+            synchronized (running) {
+                running.notifyAll(); // a stop may be waiting for the last tracked task
+            }
+        }
     }
 
     /** Hands a tracked task to the handler executor; if it refuses, the task is handed back. */

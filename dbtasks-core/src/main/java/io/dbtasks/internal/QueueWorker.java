@@ -226,13 +226,23 @@ final class QueueWorker implements Runnable {
         stale.forEach(engine::handBackUnstarted);
     }
 
-    /** Runs what was claimed in free slots and keeps the rest waiting for one. */
+    /**
+     * Runs what was claimed in free slots and keeps the rest waiting for one. A claim that returns
+     * after {@link #stop} began (a slow database) is handed back unstarted, never buffered where no
+     * one would start it.
+     */
     private void start(List<TaskRows.Claimed> claimed) {
         List<Execution> now = new ArrayList<>(claimed.size());
+        List<Execution> late = List.of();
         synchronized (this) {
             for (TaskRows.Claimed c : claimed) {
                 Execution e = engine.track(c, this);
-                if (active < slots) {
+                if (!running) {
+                    if (late.isEmpty()) {
+                        late = new ArrayList<>();
+                    }
+                    late.add(e);
+                } else if (active < slots) {
                     active++;
                     now.add(e);
                 } else {
@@ -243,6 +253,7 @@ final class QueueWorker implements Runnable {
         for (Execution e : now) {
             engine.dispatch(e);
         }
+        late.forEach(engine::handBackUnstarted);
     }
 
     private void sleep(long millis) {

@@ -25,6 +25,8 @@ final class SuccessBatcher implements Runnable {
     static final int MAX_BATCH = 200;
     /** Successes that may wait to be written before {@link #submit} blocks. */
     static final int MAX_PENDING = 2 * MAX_BATCH;
+    /** How long a late success waits for a stopping writer before it is written by its own thread. */
+    private static final long STOP_WAIT_MILLIS = 10_000;
 
     private static final Logger log = LoggerFactory.getLogger(SuccessBatcher.class);
 
@@ -56,8 +58,8 @@ final class SuccessBatcher implements Runnable {
      * a handler's slot stays taken (and its queue claims no more) while the writes fall behind:
      * without that, claims would outrun completions and RUNNING rows pile up. Waiting is not
      * interruptible, since the attempt is already settled; the interrupt is kept for the caller.
-     * If the writer thread is gone, the success is dropped with an error logged: the task is rescued
-     * after its lease expires and run again.
+     * A success that arrives once the writer is stopping (a handler that outlived the engine's
+     * stop) or gone is written on the caller's thread, so it is not left in a queue no one reads.
      */
     void submit(Completions.Success success, Consumer<Boolean> done) {
         Pending pending = new Pending(success, done);
@@ -66,13 +68,13 @@ final class SuccessBatcher implements Runnable {
             while (true) {
                 try {
                     if (queue.offer(pending, 100, TimeUnit.MILLISECONDS)) {
+                        if (!running) {
+                            writeIfWriterGone(pending);
+                        }
                         return;
                     }
                     if (!thread.isAlive()) {
-                        log.error(
-                                "Task {}: the completion writer has stopped; it will be rescued after its lease"
-                                        + " expires",
-                                success.task().id());
+                        flush(List.of(pending));
                         return;
                     }
                 } catch (InterruptedException e) {
@@ -83,6 +85,17 @@ final class SuccessBatcher implements Runnable {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * Queued while the writer stops: it may have drained its queue and left just before. Once it has
+     * exited, whichever of it and this thread removes the success from the queue writes it.
+     */
+    private void writeIfWriterGone(Pending pending) throws InterruptedException {
+        thread.join(STOP_WAIT_MILLIS);
+        if (!thread.isAlive() && queue.remove(pending)) {
+            flush(List.of(pending));
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -193,6 +194,27 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
         assertThat(row(w, id)).isEqualTo(done);
         assertThat(w.queries().attempts(id)).hasSize(1);
+    }
+
+    @Test
+    void successSubmittedAfterTheWriterStoppedIsStillRecorded() throws Exception {
+        Engine w = worker("w");
+        long id = enqueue(w, 1);
+        Task t = claimOne(w);
+        SuccessBatcher writer = new SuccessBatcher(w.completions());
+        writer.start();
+        writer.stop(1_000); // as at engine stop: a handler that outlived it returns after this
+
+        CompletableFuture<Boolean> recorded = new CompletableFuture<>();
+        writer.submit(new Completions.Success(t, 3), recorded::complete);
+
+        assertThat(recorded.get(10, TimeUnit.SECONDS)).isTrue();
+        Task done = row(w, id);
+        assertThat(done.status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(done.attempt()).isEqualTo(1);
+        assertThat(w.queries().attempts(id))
+                .singleElement()
+                .satisfies(a -> assertThat(a.outcome()).isEqualTo(AttemptOutcome.SUCCEEDED));
     }
 
     @Test
