@@ -360,6 +360,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration vacuumInterval = DEFAULT_VACUUM_INTERVAL;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private int claimBatch = DEFAULT_CLAIM_BATCH;
+        private boolean claimAhead = true;
         private int defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS;
         private RetryPolicy defaultRetryPolicy = RetryPolicy.DEFAULT;
         private Duration defaultTimeout;
@@ -499,6 +500,22 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Whether a queue whose tasks are short claims a few beyond its free handler slots, so its
+         * handlers do not idle through a claim round trip (on by default). A task claimed ahead is
+         * leased and heartbeated while it waits, at most about 10 ms of work per slot and never more
+         * than two per slot; one that waits over a second is handed back unstarted. Turn it off when
+         * a newly enqueued task of higher priority must never wait behind tasks already claimed, at
+         * the cost of throughput on short tasks.
+         *
+         * @param enabled {@code false} to claim only for free slots
+         * @return this
+         */
+        public Builder claimAhead(boolean enabled) {
+            this.claimAhead = enabled;
+            return this;
+        }
+
         /** @param maxAttempts attempts for tasks that do not say, at least 1; default 3 @return this */
         public Builder defaultMaxAttempts(int maxAttempts) {
             this.defaultMaxAttempts = maxAttempts;
@@ -605,6 +622,7 @@ public final class DbTasks implements AutoCloseable {
                     rescueInterval,
                     shutdownTimeout,
                     claimBatch,
+                    claimAhead,
                     defaultMaxAttempts,
                     defaultRetryPolicy,
                     defaultTimeout,

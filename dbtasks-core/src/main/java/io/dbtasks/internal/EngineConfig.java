@@ -22,6 +22,7 @@ public record EngineConfig(
         Duration rescueInterval,
         Duration shutdownTimeout,
         int claimBatch,
+        boolean claimAhead,
         int defaultMaxAttempts,
         RetryPolicy defaultRetryPolicy,
         Duration defaultTimeout,

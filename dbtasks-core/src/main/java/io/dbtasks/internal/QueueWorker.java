@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * than {@code horizon x slots}, nothing is claimed ahead. The average moves only as tasks finish, so
  * after a switch from short to long tasks some may already wait behind them: any that waits over
  * {@value #MAX_CLAIM_AHEAD_WAIT_MILLIS} ms is handed back with the rest of the buffer, and the average
- * is raised to that wait, so long tasks are not hoarded while another engine idles. db-scheduler's lock-and-fetch keeps a similar buffer (up to its upper limit
- * times its threads); here it shrinks to nothing for slow tasks.
+ * is raised to that wait, so long tasks are not hoarded while another engine idles. db-scheduler's
+ * lock-and-fetch keeps a similar buffer (up to its upper limit times its threads); here it shrinks
+ * to nothing for slow tasks, and {@link EngineConfig#claimAhead()} {@code false} turns it off.
  *
  * <p>When a claim comes back short the queue is drained and the loop sleeps for the poll interval,
  * unless a local enqueue or a notification wakes it; when it has no room it sleeps until a task
@@ -145,7 +146,7 @@ final class QueueWorker implements Runnable {
 
     /** How many tasks may wait claimed ahead, from the average handler time. Guarded by this. */
     private int claimAhead() {
-        if (averageNanos < 0) {
+        if (averageNanos < 0 || !engine.config().claimAhead()) {
             return 0;
         }
         double horizon = TimeUnit.MILLISECONDS.toNanos(CLAIM_AHEAD_HORIZON_MILLIS);

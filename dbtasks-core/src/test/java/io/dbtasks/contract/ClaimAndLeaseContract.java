@@ -586,6 +586,45 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
     }
 
     @Test
+    void withClaimAheadOffShortTasksAreClaimedOnlyForFreeSlots() throws Exception {
+        String blocking = "lease.block";
+        AtomicInteger blockingRuns = new AtomicInteger();
+        CountDownLatch release = latch();
+        DbTasks tasks = engine(b -> b.queue(DbTasks.DEFAULT_QUEUE, 2)
+                .claimAhead(false)
+                .handler(KIND, Void.class, (ctx, p) -> {})
+                .handler(blocking, Void.class, (ctx, p) -> {
+                    blockingRuns.incrementAndGet();
+                    release.await();
+                }));
+        tasks.start();
+        List<TaskRequest> quick = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            quick.add(TaskRequest.builder(KIND).build());
+        }
+        tasks.enqueueAll(quick);
+        eventually().until(() -> tasks.stats().tasks().get(TaskStatus.SUCCEEDED) == 50);
+
+        List<TaskRequest> slow = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            slow.add(TaskRequest.builder(blocking).build());
+        }
+        tasks.enqueueAll(slow);
+        eventually().alias("both slots busy").until(() -> blockingRuns.get() == 2);
+        Thread.sleep(300); // several poll intervals: with claim-ahead on, four more would now be RUNNING
+
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'"))
+                .isEqualTo(2);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING'"))
+                .isEqualTo(8);
+        release.countDown();
+        eventually()
+                .until(() ->
+                        count("SELECT COUNT(*) FROM dbtasks_task WHERE kind = ? AND status = 'SUCCEEDED'", blocking)
+                                == 10);
+    }
+
+    @Test
     void stopHandsBackTasksClaimedAheadUnstartedWithoutUsingAnAttempt() throws Exception {
         CountDownLatch blocked = latch();
         AtomicInteger calls = new AtomicInteger();

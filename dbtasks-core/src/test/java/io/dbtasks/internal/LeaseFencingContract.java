@@ -45,6 +45,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
                 10,
+                true,
                 3,
                 RetryPolicy.fixed(Duration.ZERO),
                 null,

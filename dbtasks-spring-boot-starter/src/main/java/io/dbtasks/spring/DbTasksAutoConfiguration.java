@@ -85,6 +85,7 @@ public class DbTasksAutoConfiguration {
                 .rescueInterval(p.getRescueInterval())
                 .shutdownTimeout(p.getShutdownTimeout())
                 .claimBatch(p.getClaimBatch())
+                .claimAhead(p.isClaimAhead())
                 .defaultMaxAttempts(p.getDefaultMaxAttempts())
                 .defaultTimeout(p.getDefaultTimeout())
                 .defaultRetryPolicy(p.getDefaultRetry().toPolicy())

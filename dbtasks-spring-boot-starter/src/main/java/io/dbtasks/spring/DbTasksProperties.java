@@ -46,6 +46,12 @@ public class DbTasksProperties {
     /** The most tasks one claim statement takes, 1 to 1000. */
     private int claimBatch = DbTasks.DEFAULT_CLAIM_BATCH;
 
+    /**
+     * Whether queues of short tasks claim a few beyond their free slots (see {@code
+     * DbTasks.Builder#claimAhead}); off means a new higher-priority task never waits behind claimed ones.
+     */
+    private boolean claimAhead = true;
+
     /** Attempts for tasks whose request does not say, at least 1. */
     private int defaultMaxAttempts = DbTasks.DEFAULT_MAX_ATTEMPTS;
 
@@ -144,6 +150,16 @@ public class DbTasksProperties {
     /** @param claimBatch the claim batch size, 1 to 1000 */
     public void setClaimBatch(int claimBatch) {
         this.claimBatch = claimBatch;
+    }
+
+    /** @return whether short tasks are claimed ahead of free slots */
+    public boolean isClaimAhead() {
+        return claimAhead;
+    }
+
+    /** @param claimAhead {@code false} to claim only for free slots */
+    public void setClaimAhead(boolean claimAhead) {
+        this.claimAhead = claimAhead;
     }
 
     /** @return the default max attempts */

@@ -83,6 +83,7 @@ class DbTasksAutoConfigurationTest {
                         "dbtasks.heartbeat-interval=3s",
                         "dbtasks.rescue-interval=1s",
                         "dbtasks.claim-batch=10",
+                        "dbtasks.claim-ahead=false",
                         "dbtasks.default-max-attempts=5",
                         "dbtasks.default-timeout=1m",
                         "dbtasks.default-retry.backoff=fixed",
@@ -98,6 +99,7 @@ class DbTasksAutoConfigurationTest {
                     assertThat(p.getRescueInterval()).isEqualTo(Duration.ofSeconds(1));
                     assertThat(p.getShutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
                     assertThat(p.getClaimBatch()).isEqualTo(10);
+                    assertThat(p.isClaimAhead()).isFalse();
                     assertThat(p.getDefaultTimeout()).isEqualTo(Duration.ofMinutes(1));
                     assertThat(p.getDefaultRetry().toPolicy()).isEqualTo(RetryPolicy.fixed(Duration.ofMillis(100)));
                     assertThat(p.isMigrate()).isTrue();
