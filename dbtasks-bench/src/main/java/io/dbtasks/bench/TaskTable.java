@@ -107,6 +107,27 @@ final class TaskTable {
         }
     }
 
+    /**
+     * Brings a bulk-loaded table to the state a table that grew over time would be in before it is
+     * measured. PostgreSQL: {@code VACUUM (ANALYZE)} (the visibility map and hint bits autovacuum
+     * would have set) and a {@code CHECKPOINT}, so the WAL of the load does not force a checkpoint,
+     * and full-page images of every page touched first after it, into the measured run. The
+     * checkpoint needs superuser or {@code pg_checkpoint}; without it the step is skipped with a note.
+     * Elsewhere: {@link #analyze()}.
+     */
+    void settle() throws SQLException {
+        if (db != Database.POSTGRESQL) {
+            analyze();
+            return;
+        }
+        execute(List.of("VACUUM (ANALYZE) dbtasks_task"));
+        try {
+            execute(List.of("CHECKPOINT"));
+        } catch (SQLException e) {
+            Log.line("scale: CHECKPOINT refused (" + e.getMessage() + "); measuring without it");
+        }
+    }
+
     /** @return tasks of the bench queue that are PENDING or RUNNING */
     long open() throws SQLException {
         return count("queue = '" + QUEUE + "' AND status IN ('PENDING', 'RUNNING')");
