@@ -92,8 +92,20 @@ final class SuccessBatcher implements Runnable {
      * Queued while the writer stops: it may have drained its queue and left just before. Once it has
      * exited, whichever of it and this thread removes the success from the queue writes it.
      */
-    private void writeIfWriterGone(Pending pending) throws InterruptedException {
-        thread.join(STOP_WAIT_MILLIS);
+    private void writeIfWriterGone(Pending pending) {
+        // Not interruptible either: an interrupt here must not send the caller round to queue it twice.
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_WAIT_MILLIS);
+        while (thread.isAlive() && System.nanoTime() < deadline) {
+            try {
+                thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         if (!thread.isAlive() && queue.remove(pending)) {
             flush(List.of(pending));
         }
