@@ -25,6 +25,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -537,19 +538,10 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                     }
                 }));
         tasks.start();
-        // No-op tasks teach the claim loop that this queue's tasks are short.
-        List<TaskRequest> quick = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-            quick.add(TaskRequest.builder(KIND).build());
-        }
-        tasks.enqueueAll(quick);
-        eventually().until(() -> tasks.stats().tasks().get(TaskStatus.SUCCEEDED) == 50);
+        teachThatTasksAreShort(tasks);
 
-        List<TaskRequest> slow = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            slow.add(TaskRequest.builder(blocking).maxAttempts(1).build());
-        }
-        tasks.enqueueAll(slow);
+        tasks.enqueueAll(
+                requests(10, () -> TaskRequest.builder(blocking).maxAttempts(1).build()));
 
         // Two run; four more (two per slot) are claimed ahead, leased and waiting for a slot.
         eventually()
@@ -598,18 +590,9 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                     release.await();
                 }));
         tasks.start();
-        List<TaskRequest> quick = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-            quick.add(TaskRequest.builder(KIND).build());
-        }
-        tasks.enqueueAll(quick);
-        eventually().until(() -> tasks.stats().tasks().get(TaskStatus.SUCCEEDED) == 50);
+        teachThatTasksAreShort(tasks);
 
-        List<TaskRequest> slow = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            slow.add(TaskRequest.builder(blocking).build());
-        }
-        tasks.enqueueAll(slow);
+        tasks.enqueueAll(requests(10, () -> TaskRequest.builder(blocking).build()));
         eventually().alias("both slots busy").until(() -> blockingRuns.get() == 2);
         Thread.sleep(300); // several poll intervals: with claim-ahead on, four more would now be RUNNING
 
@@ -693,6 +676,20 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                 .until(() -> count("SELECT COUNT(*) FROM dbtasks_attempt WHERE worker = 'other'") == 1);
         release.countDown();
         eventually().until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == 3);
+    }
+
+    /** Runs 50 no-op tasks, so the claim loop knows this queue's tasks are short. */
+    private static void teachThatTasksAreShort(DbTasks tasks) {
+        tasks.enqueueAll(requests(50, () -> TaskRequest.builder(KIND).build()));
+        eventually().until(() -> tasks.stats().tasks().get(TaskStatus.SUCCEEDED) == 50);
+    }
+
+    private static List<TaskRequest> requests(int n, Supplier<TaskRequest> request) {
+        List<TaskRequest> requests = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            requests.add(request.get());
+        }
+        return requests;
     }
 
     @Test

@@ -60,17 +60,11 @@ public final class H2Dialect implements Dialect {
         // The due ids first, then the guarded update by primary key (still PENDING and due, should an
         // operator have rescheduled one meanwhile): with the ids as a subquery, H2
         // tested every PENDING row against it, so each claim cost the whole backlog.
-        List<Long> ids = new ArrayList<>(limit);
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ?")) {
-            ps.setString(1, queue);
-            ps.setInt(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(rs.getLong(1));
-                }
-            }
-        }
+        List<Long> ids = DueIds.read(
+                c,
+                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ?",
+                queue,
+                limit);
         if (ids.isEmpty()) {
             return new ArrayList<>();
         }

@@ -63,17 +63,12 @@ public final class MariaDbDialect implements Dialect {
         c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
         c.setAutoCommit(false);
         try {
-            List<Long> ids = new ArrayList<>(limit);
-            try (PreparedStatement ps = c.prepareStatement("SELECT id FROM dbtasks_task WHERE " + dueCondition()
-                    + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED")) {
-                ps.setString(1, queue);
-                ps.setInt(2, limit);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        ids.add(rs.getLong(1));
-                    }
-                }
-            }
+            List<Long> ids = DueIds.read(
+                    c,
+                    "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER
+                            + " LIMIT ? FOR UPDATE SKIP LOCKED",
+                    queue,
+                    limit);
             if (ids.isEmpty()) {
                 c.commit();
                 return Collections.emptyList();
