@@ -366,6 +366,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration defaultTimeout;
         private JsonMapper jsonMapper;
         private boolean migrate = true;
+        private Boolean transactionPooling;
         private boolean workers = true;
         private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
 
@@ -559,6 +560,25 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Says whether a connection pooler in transaction mode (PgBouncer's {@code pool_mode =
+         * transaction}, or alike) sits between the engine and PostgreSQL. Behind one, the engine's
+         * connections send unnamed statements only ({@code prepareThreshold=0}: a named server-side
+         * statement may reach a backend where another client prepared a different statement under
+         * the same name) and cross-instance wake-up is by polling (the pooler does not deliver
+         * notifications). Default {@code null}: detect it at {@link #build()} (a server reached on
+         * another port than the URL names, or over a Unix socket, counts as a pooler), and check
+         * LISTEN with a test notification at {@link DbTasks#start()}. Ignored on other databases.
+         *
+         * @param transactionPooling {@code true} behind a transaction pooler, {@code false} for a
+         *     direct connection (or session pooling), {@code null} to detect
+         * @return this
+         */
+        public Builder transactionPooling(Boolean transactionPooling) {
+            this.transactionPooling = transactionPooling;
+            return this;
+        }
+
+        /**
          * @param workers {@code false} for a producer-only engine that enqueues, queries and operates
          *     but never claims; default true
          * @return this
@@ -631,7 +651,8 @@ public final class DbTasks implements AutoCloseable {
                     vacuumInterval);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
-            return new DbTasks(Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate));
+            return new DbTasks(
+                    Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling));
         }
 
         private static void requireName(String value, String what) {

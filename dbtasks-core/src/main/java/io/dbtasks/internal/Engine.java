@@ -69,6 +69,9 @@ public final class Engine {
     private ExecutorService executor;
     private ScheduledExecutorService scheduler;
     private AutoCloseable listener;
+    /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
+    private boolean listen = true;
+
     private SuccessBatcher successes;
 
     private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
@@ -90,12 +93,25 @@ public final class Engine {
 
     /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
     public static Engine create(
-            DataSource dataSource, EngineConfig config, HandlerRegistry handlers, JsonMapper mapper, boolean migrate) {
+            DataSource dataSource,
+            EngineConfig config,
+            HandlerRegistry handlers,
+            JsonMapper mapper,
+            boolean migrate,
+            Boolean transactionPooling) {
         Dialect dialect = Dialects.detect(dataSource);
-        if (migrate) {
-            migrate(dataSource, dialect);
+        DataSource connections;
+        try {
+            connections = dialect.connections(dataSource, transactionPooling);
+        } catch (java.sql.SQLException e) {
+            throw Jdbc.failure("Checking for a connection pooler", e);
         }
-        return new Engine(dataSource, config, handlers, dialect);
+        if (migrate) {
+            migrate(connections, dialect);
+        }
+        Engine engine = new Engine(connections, config, handlers, dialect);
+        engine.listen = !Boolean.TRUE.equals(transactionPooling);
+        return engine;
     }
 
     /** Applies the dialect's migrations with dbtasks' own history table. */
@@ -170,7 +186,7 @@ public final class Engine {
                 }
                 workers.put(queue, List.copyOf(list));
             });
-            listener = dialect.listen(dataSource, this::wake);
+            listener = listen ? dialect.listen(dataSource, this::wake, config.pollInterval()) : null;
             log.info(
                     "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
                     config.workerId(),

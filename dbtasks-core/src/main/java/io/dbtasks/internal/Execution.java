@@ -8,6 +8,7 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.dialect.PostgresPooling;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -201,6 +202,7 @@ final class Execution implements Runnable, TaskContext {
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
             if (engine.completions().succeedOn(c, task, elapsedMillis())) {
+                PostgresPooling.requireNotAborted(c);
                 c.commit();
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
             } else {

@@ -1,6 +1,7 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
+import io.dbtasks.internal.dialect.PostgresPooling;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -44,7 +45,12 @@ public final class Jdbc {
         }
     }
 
-    /** Runs {@code work} in one transaction on {@code c}, restoring its auto-commit mode after. */
+    /**
+     * Runs {@code work} in one transaction on {@code c}, restoring its auto-commit mode after. A
+     * transaction that an error inside {@code work} aborted is never committed, even if {@code work}
+     * caught the error: on PostgreSQL that COMMIT would silently roll back (see {@link
+     * PostgresPooling#requireNotAborted}).
+     */
     public static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
         boolean autoCommit = c.getAutoCommit();
         if (autoCommit) {
@@ -52,6 +58,7 @@ public final class Jdbc {
         }
         try {
             T result = work.run(c);
+            PostgresPooling.requireNotAborted(c);
             c.commit();
             return result;
         } catch (SQLException | RuntimeException | Error e) {

@@ -53,7 +53,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 () -> 0.5,
                 Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
-        Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false);
+        Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false, null);
         parts.add(e);
         return e;
     }

@@ -107,14 +107,38 @@ public interface Dialect {
     default void notifyEnqueued(Connection c, java.util.Set<String> queues) throws SQLException {}
 
     /**
+     * The DataSource the engine works through, set up for what may sit between it and the server.
+     * PostgreSQL: behind a pooler in transaction mode (said by {@code transactionPooling}, or
+     * detected when it is {@code null}) every connection sends unnamed statements only; see {@link
+     * PostgresPooling}. Other databases: {@code dataSource} itself.
+     *
+     * @param dataSource the application's DataSource
+     * @param transactionPooling {@code true} if a transaction pooler sits in between, {@code false}
+     *     if not, {@code null} to detect it
+     * @return the DataSource for the engine's own connections (and migrations)
+     * @throws java.sql.SQLException if detection cannot reach the database
+     */
+    default javax.sql.DataSource connections(javax.sql.DataSource dataSource, Boolean transactionPooling)
+            throws SQLException {
+        return dataSource;
+    }
+
+    /**
      * Starts listening for {@link #notifyEnqueued} from any instance, calling {@code onQueue} with
-     * the queue name of each. Returns {@code null} where the database has no notifications.
+     * each notified queue name. A listener that finds notifications do not reach it (a pooler in
+     * transaction mode drops them) says so and stops; workers then find tasks of other instances
+     * by polling.
      *
      * @param dataSource where to take the dedicated listening connection from
      * @param onQueue called on the listener's thread with each notified queue name
-     * @return the running listener, to be closed on shutdown; or {@code null}
+     * @param pollInterval the workers' poll interval, the fallback the listener names if it stops
+     * @return the running listener, to be closed on shutdown; or {@code null} where the database
+     *     has no notifications
      */
-    default AutoCloseable listen(javax.sql.DataSource dataSource, java.util.function.Consumer<String> onQueue) {
+    default AutoCloseable listen(
+            javax.sql.DataSource dataSource,
+            java.util.function.Consumer<String> onQueue,
+            java.time.Duration pollInterval) {
         return null;
     }
 

@@ -10,9 +10,12 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * PostgreSQL 12+. Claims with one {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)
@@ -20,6 +23,8 @@ import javax.sql.DataSource;
  * clock_timestamp()}, the wall clock at each call, not the transaction start.
  */
 public final class PostgresDialect implements Dialect {
+    private static final Logger log = LoggerFactory.getLogger(PostgresDialect.class);
+
     @Override
     public String name() {
         return "postgresql";
@@ -90,8 +95,38 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public AutoCloseable listen(DataSource dataSource, Consumer<String> onQueue) {
-        return PostgresListener.start(dataSource, onQueue);
+    public DataSource connections(DataSource dataSource, Boolean transactionPooling) throws SQLException {
+        if (Boolean.FALSE.equals(transactionPooling)) {
+            return dataSource;
+        }
+        if (Boolean.TRUE.equals(transactionPooling)) {
+            log.info("dbtasks: transaction pooling declared; the engine's connections send unnamed statements only"
+                    + " (prepareThreshold=0) and cross-instance wake-up is by polling");
+            return PostgresPooling.unnamedStatements(dataSource);
+        }
+        try (Connection c = dataSource.getConnection()) {
+            if (c.unwrap(org.postgresql.PGConnection.class).getPrepareThreshold() == 0) {
+                return dataSource; // every statement is unnamed already (prepareThreshold=0 in the URL)
+            }
+            Optional<String> pooler = PostgresPooling.detect(c);
+            if (pooler.isEmpty()) {
+                return dataSource;
+            }
+            log.warn(
+                    "dbtasks: a connection pooler or proxy seems to sit between this application and PostgreSQL ({});"
+                            + " the engine's connections send unnamed statements only (prepareThreshold=0), because"
+                            + " behind a pooler in transaction mode a named statement can run another client's"
+                            + " statement. Add prepareThreshold=0 to the JDBC URL so the application's own statements"
+                            + " are safe too; build with transactionPooling(false) (dbtasks.transaction-pooling=false)"
+                            + " if the connection is direct",
+                    pooler.get());
+            return PostgresPooling.unnamedStatements(dataSource);
+        }
+    }
+
+    @Override
+    public AutoCloseable listen(DataSource dataSource, Consumer<String> onQueue, java.time.Duration pollInterval) {
+        return PostgresListener.start(dataSource, onQueue, pollInterval);
     }
 
     /**

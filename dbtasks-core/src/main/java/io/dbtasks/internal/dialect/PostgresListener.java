@@ -1,8 +1,13 @@
 package io.dbtasks.internal.dialect;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -16,28 +21,39 @@ import org.slf4j.LoggerFactory;
  * name, delivered when their transaction commits. If the connection breaks, the listener reconnects
  * with backoff; meanwhile, and always, polling remains the fallback, so a lost notification only
  * delays a task by up to one poll interval.
+ *
+ * <p>After each {@code LISTEN} the listener sends itself a test notification from another
+ * connection and waits up to {@value #CHECK_MILLIS} ms for it. A pooler in transaction mode
+ * (PgBouncer's {@code pool_mode = transaction}) runs the {@code LISTEN} on whichever backend is free
+ * and drops what that backend hears later, so the test notification never arrives: the listener
+ * then logs a warning that names polling as the fallback, gives its connection back and stops.
  */
 final class PostgresListener implements AutoCloseable, Runnable {
     static final String CHANNEL = "dbtasks_task";
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
     private static final int WAIT_MILLIS = 500;
     private static final long MAX_BACKOFF_MILLIS = 30_000;
+    static final long CHECK_MILLIS = 3000;
+    private static final String CHECK_PREFIX = "dbtasks:listen-check:";
 
     private final DataSource dataSource;
     private final Consumer<String> onQueue;
+    private final Duration pollInterval;
     private final Thread thread;
+    private volatile Boolean working; // null until the first test notification arrived or did not
     private volatile boolean running = true;
     private volatile Connection connection;
 
-    private PostgresListener(DataSource dataSource, Consumer<String> onQueue) {
+    private PostgresListener(DataSource dataSource, Consumer<String> onQueue, Duration pollInterval) {
         this.dataSource = dataSource;
         this.onQueue = onQueue;
+        this.pollInterval = pollInterval;
         this.thread = new Thread(this, "dbtasks-listen");
         this.thread.setDaemon(true);
     }
 
-    static PostgresListener start(DataSource dataSource, Consumer<String> onQueue) {
-        PostgresListener l = new PostgresListener(dataSource, onQueue);
+    static PostgresListener start(DataSource dataSource, Consumer<String> onQueue, Duration pollInterval) {
+        PostgresListener l = new PostgresListener(dataSource, onQueue, pollInterval);
         l.thread.start();
         return l;
     }
@@ -49,17 +65,39 @@ final class PostgresListener implements AutoCloseable, Runnable {
             try (Connection c = dataSource.getConnection()) {
                 connection = c;
                 c.setAutoCommit(true);
-                try (Statement s = c.createStatement()) {
-                    s.execute("LISTEN " + CHANNEL);
-                }
+                long listenerPid = listen(c);
                 PGConnection pg = c.unwrap(PGConnection.class);
                 backoff = 100;
+                String check = CHECK_PREFIX + UUID.randomUUID();
+                boolean sameBackend = sendCheck(check) == listenerPid;
+                long checkDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
+                boolean checked = false;
                 while (running) {
                     PGNotification[] notes = pg.getNotifications(WAIT_MILLIS);
                     if (notes != null) {
                         for (PGNotification n : notes) {
-                            onQueue.accept(n.getParameter());
+                            if (n.getParameter().equals(check)) {
+                                checked = true;
+                                working = true;
+                            } else if (!n.getParameter().startsWith(CHECK_PREFIX)) {
+                                onQueue.accept(n.getParameter());
+                            }
                         }
+                    }
+                    if (!checked && (sameBackend || System.nanoTime() - checkDeadline > 0)) {
+                        working = false;
+                        log.warn(
+                                "dbtasks: LISTEN does not work through this connection: {} (a pooler in"
+                                        + " transaction mode, such as PgBouncer with"
+                                        + " pool_mode = transaction, drops notifications). Tasks enqueued by other"
+                                        + " instances are found by polling, every {}; local enqueues still wake"
+                                        + " workers at once. Declare transactionPooling(true) to skip this check",
+                                sameBackend
+                                        ? "the server session that ran LISTEN served another connection's transaction"
+                                        : "a test notification did not arrive within " + CHECK_MILLIS + " ms",
+                                pollInterval);
+                        unlisten(c);
+                        return;
                     }
                 }
             } catch (SQLException | RuntimeException e) {
@@ -76,6 +114,64 @@ final class PostgresListener implements AutoCloseable, Runnable {
                 connection = null;
             }
         }
+    }
+
+    /**
+     * Runs {@code LISTEN} and reads the server process id in one transaction, so both surely run in
+     * the same server session even behind a transaction pooler.
+     *
+     * @return the process id of the server session that listens
+     */
+    private static long listen(Connection c) throws SQLException {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            s.execute("LISTEN " + CHANNEL);
+            try (ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                long pid = rs.getLong(1);
+                c.commit(); // LISTEN takes effect at commit
+                return pid;
+            }
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * Sends the test notification from another connection, as another instance's enqueue would.
+     *
+     * @return the process id of the server session that sent it; the listener's own means that
+     *     server sessions are shared between connections (transaction pooling), so the listening
+     *     session does not stay the listener's
+     */
+    private long sendCheck(String payload) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid(), pg_notify('" + CHANNEL + "', ?)")) {
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true);
+            }
+            ps.setString(1, payload);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static void unlisten(Connection c) {
+        try (Statement s = c.createStatement()) {
+            s.execute("UNLISTEN " + CHANNEL);
+        } catch (SQLException e) {
+            log.debug("UNLISTEN failed; the connection is closed anyway", e);
+        }
+    }
+
+    /**
+     * @return {@code true} once a test notification came back, {@code false} if one did not and the
+     *     listener stopped, {@code null} while the first check is under way
+     */
+    Boolean working() {
+        return working;
     }
 
     private static void sleep(long millis) {
