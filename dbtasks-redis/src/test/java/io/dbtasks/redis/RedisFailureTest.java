@@ -97,6 +97,7 @@ class RedisFailureTest {
             });
             assertThat(once.runOnce("down-0", LEASE, l -> {}).outcome()).isEqualTo(Outcome.SKIPPED_DONE);
             assertThat(warnings(log)).as("one warning per outage, not per call").isBetween(1L, 2L);
+            assertThat(once.skippedFilterCalls()).isEqualTo(14);
 
             server.up();
             awaitReconnected();
@@ -136,7 +137,8 @@ class RedisFailureTest {
             });
             assertThat(r.outcome())
                     .as("SKIPPED_RUNNING says another lease is running; only the filter lock was held")
-                    .isNotEqualTo(Outcome.SKIPPED_RUNNING);
+                    .isEqualTo(Outcome.SKIPPED_FILTERED);
+            assertThat(r.lease()).isEqualTo(other);
             assertThat(r.ran()).isFalse();
             assertThat(locks.release(other)).isTrue();
         }
