@@ -90,18 +90,26 @@ public interface LeaseLocks {
      * renewed every third of {@code lease} while the work runs; if a renewal finds the lease gone,
      * the work's thread is interrupted. The lock is released when the work ends, however it ends.
      *
+     * <p>Every takeover while the work ran is reported with {@link LeaseLostException}: one found by
+     * a renewal (a renewal still in flight when the work returns is waited for, until the lease would
+     * end at the latest), one found by the release ({@link #release} returning {@code false} means
+     * the token no longer held the lock), and a lease left unrenewed for longer than {@code lease}
+     * (the process stalled). A release that fails with an exception (the store unreachable) is
+     * logged, not thrown: the lease was alive when the work ended, and it ends by itself.
+     *
      * @param name the lock name, 1 to 200 characters
      * @param lease how long each grant or renewal lasts; positive. A process that dies holds the lock
      *     for at most this long
      * @param work the work; gets the grant and its fencing token
      * @return {@code true} if the work ran, {@code false} if the lock was held by someone else
-     * @throws LeaseLostException if the lease was lost while the work ran (the work was interrupted;
-     *     its cause is what the work threw, if anything)
+     * @throws LeaseLostException if the lease was lost or taken over while the work ran (the work was
+     *     interrupted if it was still running; the cause is what the work threw, if anything): writes
+     *     fenced with its token may have been refused
      * @throws WorkFailedException if the work threw a checked exception (unchecked ones and errors
      *     are rethrown as they are)
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException as for {@link #tryAcquire}
-     * @throws DbTasksException if the store fails
+     * @throws DbTasksException if the store fails while taking the lock
      */
     boolean withLock(String name, Duration lease, LeasedWork work);
 
@@ -115,9 +123,10 @@ public interface LeaseLocks {
      * @param work the work; gets the grant and its fencing token
      * @return {@code true} if the work ran, {@code false} if the lock stayed held for {@code maxWait}
      * @throws InterruptedException if the thread is interrupted while waiting for the lock
-     * @throws LeaseLostException if the lease was lost while the work ran
+     * @throws LeaseLostException if the lease was lost or taken over while the work ran, as for
+     *     {@link #withLock(String, Duration, LeasedWork)}
      * @throws WorkFailedException if the work threw a checked exception
-     * @throws DbTasksException if the store fails
+     * @throws DbTasksException if the store fails while taking the lock
      */
     boolean withLock(String name, Duration lease, Duration maxWait, LeasedWork work) throws InterruptedException;
 }

@@ -23,7 +23,9 @@ public interface RunOnceGuards {
      * Runs {@code work} on the calling thread unless the key already succeeded or is running
      * elsewhere. While it runs, the lease is renewed every third of {@code lease}; if a renewal finds
      * the row taken over, the thread is interrupted and the result is {@link
-     * RunOnceResult.Outcome#LEASE_LOST}.
+     * RunOnceResult.Outcome#LEASE_LOST}. Every takeover while the work ran is reported so: a renewal
+     * still in flight when the work returns is waited for, and the completion is guarded by the
+     * token, so it records nothing and reports LEASE_LOST if the row changed hands.
      *
      * <p>Failures are reported, not thrown: when the work throws an exception the row becomes FAILED
      * with the error, a warning is logged, and the result is {@link RunOnceResult.Outcome#FAILED}

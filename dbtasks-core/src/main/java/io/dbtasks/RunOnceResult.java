@@ -9,8 +9,8 @@ import java.util.Optional;
  * @param key the key
  * @param outcome which case happened
  * @param lease for RAN, TOOK_OVER, FAILED and LEASE_LOST, the grant the work ran under; for
- *     SKIPPED_RUNNING, the grant of the holder that is running it; null for SKIPPED_DONE (and for
- *     SKIPPED_RUNNING reported by a lock that could not name its holder)
+ *     SKIPPED_RUNNING, the grant of the holder that is running it; for SKIPPED_FILTERED, the grant of
+ *     the filter lock's holder, or null if it could not be named; null for SKIPPED_DONE
  * @param error what the work threw, for FAILED and possibly LEASE_LOST; otherwise null
  */
 public record RunOnceResult(String key, Outcome outcome, Lease lease, Throwable error) {
@@ -24,6 +24,14 @@ public record RunOnceResult(String key, Outcome outcome, Lease lease, Throwable 
         SKIPPED_DONE,
         /** Another holder's lease on the key is still running; the work did not run. */
         SKIPPED_RUNNING,
+        /**
+         * A filter in front of the guard ({@code RedisFilteredRunOnce}'s Redis lock) was held by another
+         * caller, so the guard was not asked; the work did not run. The key may be running elsewhere,
+         * or may already have succeeded or failed: the filter lock outlives neither, but it is
+         * released only when its holder's call returns, and the database row was not read. Call again
+         * later to learn the key's state.
+         */
+        SKIPPED_FILTERED,
         /** The work threw; the row is FAILED with the error, and a later call runs it again. */
         FAILED,
         /**
@@ -49,7 +57,8 @@ public record RunOnceResult(String key, Outcome outcome, Lease lease, Throwable 
     }
 
     /**
-     * @return for SKIPPED_RUNNING, who is running the key (worker id and thread); otherwise the owner
+     * @return for SKIPPED_RUNNING, who is running the key (worker id and thread); for
+     *     SKIPPED_FILTERED, who holds the filter lock, if known; otherwise the owner
      *     of this call's grant; empty for SKIPPED_DONE
      */
     public Optional<String> holder() {

@@ -199,18 +199,38 @@ public abstract class AbstractLeaseLocks implements LeaseLocks {
         }
     }
 
+    /**
+     * Runs the work under {@code held} and decides what to report. The lease counts as lost when a
+     * renewal found it gone (including one still in flight when the work returned, which {@link
+     * Renewal} waits for) or when the release finds that the token no longer holds the lock: then a
+     * takeover happened after the last renewal, and writes fenced with the token may have been
+     * refused. A release that fails because the store cannot be reached is only logged: the last
+     * renewal kept the lease alive past the end of the work (otherwise {@link Renewal} reports it
+     * lost), so the work did run under the lock, and the lock frees itself when the lease ends.
+     */
     private void hold(Lease held, Duration lease, LeasedWork work) {
-        Renewal.Outcome outcome;
+        Renewal.Outcome outcome = null;
+        boolean releasedOurs = true;
         try {
             outcome = renewal.run(held, lease, () -> renew(held, lease).isPresent(), work);
         } finally {
-            release(held);
+            try {
+                releasedOurs = release(held);
+            } catch (RuntimeException e) {
+                log.warn(
+                        "Releasing lock '{}' (token {}) failed; it frees itself when its lease ends",
+                        held.name(),
+                        held.token(),
+                        e);
+            }
         }
-        if (outcome.lost()) {
+        if (outcome.lost() || !releasedOurs) {
             throw new LeaseLostException(
-                    "Lock '" + held.name() + "' (token " + held.token() + ") was taken over while its work ran,"
-                            + " so the work was interrupted; writes fenced with this token are refused once the new"
-                            + " holder writes. Use a longer lease if the work is slow rather than stuck",
+                    "Lock '" + held.name() + "' (token " + held.token() + ") was taken over while its work ran"
+                            + " (found by " + (outcome.lost() ? "a renewal" : "the release") + ")"
+                            + "; writes fenced with this token are refused once the new holder writes, and"
+                            + " read-modify-writes must be fenced as the README shows. Use a longer lease if the"
+                            + " work is slow rather than stuck",
                     outcome.error());
         }
         if (outcome.error() != null) {

@@ -139,6 +139,11 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
     private RunOnceResult run(RunOnceResult claim, Duration lease, LeasedWork work) {
         Lease ours = claim.lease();
         long start = System.nanoTime();
+        // Renewal waits for a renewal still in flight when the work returns, so its interrupt and warning
+        // come before the result. The guarded completion then decides: a renewal that found the row
+        // taken over used the same guard (key, token, RUNNING), so the completion changes nothing and
+        // the result is LEASE_LOST. A lease only presumed lost (renewals failed, or a stall) whose row
+        // is still ours is recorded and reported as the row says.
         Renewal.Outcome outcome = renewal.run(ours, lease, () -> renew(ours, lease), work);
         long durationMs = (System.nanoTime() - start) / 1_000_000;
         Throwable error = outcome.error();

@@ -21,6 +21,11 @@ import org.slf4j.LoggerFactory;
  * the next tick, unless the lease would end before then; then it counts as lost too, because
  * another holder may take over. The interrupt reaches the work only while it runs, never the caller
  * after the work returned.
+ *
+ * <p>When the work returns, no new renewal starts, and one already in flight is waited for (until the
+ * lease would end at the latest) before the outcome is decided: cancelling the schedule does not stop
+ * a renewal that is running, and that renewal may be the one that finds the lease taken over (issue
+ * 8). A lease whose last renewal is older than the lease (the process stalled) counts as lost too.
  */
 public final class Renewal implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Renewal.class);
@@ -105,8 +110,9 @@ public final class Renewal implements AutoCloseable {
         private final Duration duration;
         private final Renewer renewer;
         private final long period;
-        private long deadline;
+        private volatile long deadline;
         private boolean done;
+        private boolean inFlight;
         private boolean lost;
         private boolean interrupted;
 
@@ -121,6 +127,23 @@ public final class Renewal implements AutoCloseable {
 
         @Override
         public void run() {
+            synchronized (this) {
+                if (done) {
+                    throw new CancellationSignal(); // the work returned: no renewal may start now
+                }
+                inFlight = true;
+            }
+            try {
+                tick();
+            } finally {
+                synchronized (this) {
+                    inFlight = false;
+                    notifyAll();
+                }
+            }
+        }
+
+        private void tick() {
             long start = System.nanoTime();
             boolean kept;
             try {
@@ -156,11 +179,34 @@ public final class Renewal implements AutoCloseable {
             }
         }
 
-        /** Marks the work done; from now on nothing interrupts the caller. */
+        /**
+         * Marks the work done, so nothing interrupts the caller from now on, and waits for a renewal in
+         * flight, until the lease would end at the latest.
+         */
         synchronized boolean finish() {
             done = true;
+            boolean callerInterrupted = false;
+            while (inFlight) {
+                long leftNanos = deadline - System.nanoTime();
+                if (leftNanos <= 0) {
+                    lost = true; // the renewal did not answer within the lease: someone may have taken over
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, leftNanos);
+                } catch (InterruptedException e) {
+                    callerInterrupted = !interrupted; // an interrupt of ours is consumed here as well
+                    interrupted = false;
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                lost = true; // no renewal answered within the lease (a stall): it may have been taken over
+            }
             if (interrupted) {
                 Thread.interrupted(); // ours, not the caller's: do not leak it
+            }
+            if (callerInterrupted) {
+                Thread.currentThread().interrupt();
             }
             return lost;
         }

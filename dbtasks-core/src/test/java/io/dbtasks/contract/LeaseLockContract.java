@@ -247,6 +247,34 @@ public abstract class LeaseLockContract {
                 .isFalse();
     }
 
+    /**
+     * Issue 8, finding 1: a takeover between the last renewal and the end of the work is found only
+     * by the release, which must not be ignored. The lease (30 s) is not renewed before the work
+     * returns.
+     */
+    @Test
+    void withLockReportsTakeoverFoundByRelease() {
+        LeaseLocks a = locksOf("A");
+        LeaseLocks b = locksOf("B");
+        List<Lease> takers = new ArrayList<>();
+        LeasedWorkThatIsTakenOver work = lease -> {
+            // A stalled past its lease and B took over, as a pause would have it.
+            assertThat(b.release(lease)).isTrue();
+            takers.add(b.tryAcquire(name, Duration.ofSeconds(30)).orElseThrow());
+        };
+        assertThatThrownBy(() -> a.withLock(name, Duration.ofSeconds(30), work::run))
+                .isInstanceOf(LeaseLostException.class);
+        assertThat(b.find(name)).as("the new holder keeps the lock").contains(takers.get(0));
+        assertThat(b.release(takers.get(0))).isTrue();
+        assertThatThrownBy(() -> a.withLock(name, Duration.ofSeconds(30), Duration.ofSeconds(5), work::run))
+                .isInstanceOf(LeaseLostException.class);
+        assertThat(b.find(name)).contains(takers.get(1));
+    }
+
+    private interface LeasedWorkThatIsTakenOver {
+        void run(Lease lease);
+    }
+
     @Test
     void withLockRethrowsWhatTheWorkThrowsAndReleases() {
         LeaseLocks a = locksOf("A");

@@ -6,14 +6,18 @@ import io.dbtasks.internal.AbstractLeaseLocks;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.Renewal;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +28,12 @@ import java.util.function.Supplier;
  * <p>The lock of {@code name} is the key {@code <prefix>{name}} holding {@code token|owner} with a
  * millisecond TTL: {@code SET key value NX PX lease} grants it. Its fencing token comes from {@code
  * INCR <prefix>{name}:token}, a counter that never expires, so tokens strictly increase per name.
+ * When the counter is missing (first use, or Redis restarted without its data), it is seeded with
+ * Redis's clock in microseconds ({@code TIME}) before the increment, so tokens keep increasing across
+ * a restart: every token handed out before was at most the earlier seed plus one per grant, which the
+ * clock has passed unless a name was granted more than once per microsecond on average, or Redis's
+ * clock went backwards (a failover to a replica whose clock is behind). A grant from before the
+ * restart holds a smaller token, so it can no longer renew or release the new holder's lock.
  * Acquire, renew (check-and-extend), release (check-and-delete) and find are Lua scripts, each
  * atomic on the server, so a holder whose key expired and was re-granted cannot extend or delete the
  * new holder's key (the pattern of the Redis documentation's "Distributed locks with Redis").
@@ -31,10 +41,14 @@ import java.util.function.Supplier;
  * served in two sorted sets, {@code <prefix>{name}:line} (tickets from the same counter) and {@code
  * :alive} (their expiry). The braces make all keys of a name hash to one Redis Cluster slot.
  *
- * <p>Unlike the database's {@code dbtasks_lock}, Redis keeps the counter only as durably as it is
- * configured to: a Redis without persistence that restarts starts tokens again from 1. Use tokens
- * from this class to fence writes only where that is acceptable, and keep the database row as the
- * guarantee.
+ * <p>We chose the clock seed over taking tokens from the database ({@code dbtasks_token_seq}) to keep
+ * the filter one Redis round trip, and over refusing grants of an earlier Redis life ({@code
+ * run_id}) because that still hands out tokens smaller than ones already used to fence writes.
+ *
+ * <p>Every command waits at most the command timeout of this class ({@link
+ * #DEFAULT_COMMAND_TIMEOUT} unless given), whatever the client's own timeout, and is cancelled when
+ * it runs out, so a command buffered by Lettuce while it reconnects is not sent later; a Redis that
+ * is down or frozen then fails each call within that time with {@link DbTasksException}.
  *
  * <p>Thread-safe: the Lettuce connection is shared by all threads. {@link #close()} stops the
  * renewal threads of {@code withLock}; it does not close the connection.
@@ -42,12 +56,26 @@ import java.util.function.Supplier;
 public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoCloseable {
     /** The key prefix when none is given. */
     public static final String DEFAULT_PREFIX = "dbtasks:lock:";
+    /** How long each Redis command may take when no timeout is given: 500 ms. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(500);
 
-    private static final String ACQUIRE = "if redis.call('EXISTS', KEYS[1]) == 1 then return {} end\n"
-            + "local token = redis.call('INCR', KEYS[2])\n"
+    // Seeds a missing counter with Redis's clock in microseconds, then increments it (see the class doc).
+    // Returns the token as the counter's text: a Lua number that large would print as 1.7e+15.
+    private static final String NEXT_TOKEN = "local function next_token(k)\n"
+            + "  if redis.call('EXISTS', k) == 0 then\n"
+            + "    local t = redis.call('TIME')\n"
+            + "    redis.call('SET', k, t[1] .. string.sub('000000' .. t[2], -6))\n"
+            + "  end\n"
+            + "  redis.call('INCR', k)\n"
+            + "  return redis.call('GET', k)\n"
+            + "end\n";
+
+    private static final String ACQUIRE = NEXT_TOKEN
+            + "if redis.call('EXISTS', KEYS[1]) == 1 then return {} end\n"
+            + "local token = next_token(KEYS[2])\n"
             + "redis.call('SET', KEYS[1], token .. '|' .. ARGV[1], 'NX', 'PX', ARGV[2])\n"
             + "local t = redis.call('TIME')\n"
-            + "return {token, t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])}";
+            + "return {tonumber(token), t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])}";
     private static final String RENEW = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
             + "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
             + "local t = redis.call('TIME')\n"
@@ -60,11 +88,12 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
             + "local t = redis.call('TIME')\n"
             + "return {v, t[1] * 1000 + math.floor(t[2] / 1000) + ttl}";
     // The line of waiters: KEYS[1] orders tickets (score = ticket), KEYS[2] holds their expiry.
-    private static final String JOIN = "local t = redis.call('INCR', KEYS[3])\n"
+    private static final String JOIN = NEXT_TOKEN
+            + "local t = next_token(KEYS[3])\n"
             + "local now = redis.call('TIME')\n"
             + "redis.call('ZADD', KEYS[1], t, t)\n"
             + "redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[1]), t)\n"
-            + "return t";
+            + "return tonumber(t)";
     private static final String PLACE = "local t = redis.call('TIME')\n"
             + "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
             + "local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)\n"
@@ -76,12 +105,14 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
     private static final String LEAVE =
             "redis.call('ZREM', KEYS[1], ARGV[1])\n" + "return redis.call('ZREM', KEYS[2], ARGV[1])";
 
-    private final RedisCommands<String, String> redis;
+    private final RedisAsyncCommands<String, String> redis;
+    private final long timeoutMs;
     private final String prefix;
     private final Renewal renewal;
 
     /**
-     * Locks under {@value #DEFAULT_PREFIX}, owned by a generated worker id ({@code host:pid:random}).
+     * Locks under {@value #DEFAULT_PREFIX}, owned by a generated worker id ({@code host:pid:random}),
+     * with the {@link #DEFAULT_COMMAND_TIMEOUT}.
      *
      * @param connection an open connection; not closed by this class
      * @throws NullPointerException if {@code connection} is null
@@ -97,13 +128,38 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
      * @throws NullPointerException if an argument is null
      */
     public RedisLeaseLocks(StatefulRedisConnection<String, String> connection, String keyPrefix, String workerId) {
-        this(connection, keyPrefix, workerId, new Renewal("dbtasks-redis-renewal-"));
+        this(connection, keyPrefix, workerId, DEFAULT_COMMAND_TIMEOUT);
+    }
+
+    /**
+     * @param connection an open connection; not closed by this class. Its own timeout and
+     *     reconnect buffering do not delay this class beyond {@code commandTimeout}
+     * @param keyPrefix prepended to every key, e.g. {@code "myapp:lock:"}
+     * @param workerId names this process in the owner of every grant ({@code workerId/thread})
+     * @param commandTimeout how long each Redis command may take before the call fails with {@link
+     *     DbTasksException}; positive, at most the shortest lease used (a few hundred milliseconds
+     *     suits a filter)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code commandTimeout} is not positive
+     */
+    public RedisLeaseLocks(
+            StatefulRedisConnection<String, String> connection,
+            String keyPrefix,
+            String workerId,
+            Duration commandTimeout) {
+        this(connection, keyPrefix, workerId, commandTimeout, new Renewal("dbtasks-redis-renewal-"));
     }
 
     private RedisLeaseLocks(
-            StatefulRedisConnection<String, String> connection, String keyPrefix, String workerId, Renewal renewal) {
+            StatefulRedisConnection<String, String> connection,
+            String keyPrefix,
+            String workerId,
+            Duration commandTimeout,
+            Renewal renewal) {
         super(workerId, renewal);
-        this.redis = Objects.requireNonNull(connection, "connection").sync();
+        requirePositive(Objects.requireNonNull(commandTimeout, "commandTimeout"), "commandTimeout");
+        this.timeoutMs = commandTimeout.toMillis();
+        this.redis = Objects.requireNonNull(connection, "connection").async();
         this.prefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
         this.renewal = renewal;
     }
@@ -228,14 +284,30 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
         return lease.token() + "|" + lease.owner();
     }
 
-    private static <T> T call(String what, String name, Supplier<T> command) {
+    /** Sends one command and waits for it at most the command timeout, cancelling it after. */
+    private <T> T call(String what, String name, Supplier<RedisFuture<T>> command) {
+        RedisFuture<T> future = null;
         try {
-            return command.get();
+            future = command.get();
+            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw failed(what, name, "no answer within " + timeoutMs + " ms", e);
+        } catch (ExecutionException e) {
+            throw failed(what, name, String.valueOf(e.getCause().getMessage()), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failed(what, name, "interrupted", e);
         } catch (RedisException | IllegalStateException e) { // Lettuce: unreachable, closed, shut down
-            throw new DbTasksException(
-                    "Redis lock " + what + " of '" + name + "' failed: " + e.getMessage()
-                            + "; check that Redis is reachable",
-                    e);
+            throw failed(what, name, e.getMessage(), e);
+        } finally {
+            if (future != null && !future.isDone()) {
+                future.cancel(false); // not sent later, when Lettuce replays its reconnect buffer
+            }
         }
+    }
+
+    private static DbTasksException failed(String what, String name, String why, Throwable cause) {
+        return new DbTasksException(
+                "Redis lock " + what + " of '" + name + "' failed: " + why + "; check that Redis is reachable", cause);
     }
 }

@@ -77,7 +77,7 @@ class RedisFilteredRunOnceTest {
             throw new AssertionError("must not run");
         });
         finish.countDown();
-        assertThat(second.outcome()).isEqualTo(Outcome.SKIPPED_RUNNING);
+        assertThat(second.outcome()).isEqualTo(Outcome.SKIPPED_FILTERED);
         assertThat(second.lease().name()).as("the Redis lock turned it away").isEqualTo("once:k");
         assertThat(second.holder()).hasValueSatisfying(h -> assertThat(h).startsWith("A/"));
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(Outcome.RAN);
