@@ -48,6 +48,10 @@ class PgBouncerTest {
     void requirements() {
         Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
         if (PgBouncer.binary().isEmpty()) {
+            if (Boolean.getBoolean("dbtasks.test.pgbouncer.required")) {
+                throw new IllegalStateException("pgbouncer is required (dbtasks.test.pgbouncer.required) but not"
+                        + " installed: apt-get install pgbouncer");
+            }
             System.out.println("SKIPPED PgBouncerTest: pgbouncer is not installed (apt-get install pgbouncer)");
             Assumptions.abort("pgbouncer is not installed");
         }

@@ -89,7 +89,8 @@ public class DbTasksAutoConfiguration {
                 .defaultMaxAttempts(p.getDefaultMaxAttempts())
                 .defaultTimeout(p.getDefaultTimeout())
                 .defaultRetryPolicy(p.getDefaultRetry().toPolicy())
-                .migrate(p.isMigrate());
+                .migrate(p.isMigrate())
+                .transactionPooling(p.getTransactionPooling());
         if (p.getHeartbeatInterval() != null) {
             builder.heartbeatInterval(p.getHeartbeatInterval());
         }

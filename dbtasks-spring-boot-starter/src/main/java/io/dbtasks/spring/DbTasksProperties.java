@@ -64,6 +64,12 @@ public class DbTasksProperties {
     /** Whether to run the dbtasks Flyway migrations (own history table) at startup. */
     private boolean migrate = true;
 
+    /**
+     * PostgreSQL: whether a pooler in transaction mode (PgBouncer {@code pool_mode = transaction})
+     * sits in between; unset means detect it. See {@code DbTasks.Builder.transactionPooling}.
+     */
+    private Boolean transactionPooling;
+
     /** The lease owner name of this instance; unset means host:pid:random. */
     private String workerId;
 
@@ -195,6 +201,16 @@ public class DbTasksProperties {
     /** @param migrate whether migrations run at startup */
     public void setMigrate(boolean migrate) {
         this.migrate = migrate;
+    }
+
+    /** @return whether a transaction pooler sits in between, or {@code null} to detect it */
+    public Boolean getTransactionPooling() {
+        return transactionPooling;
+    }
+
+    /** @param transactionPooling {@code true} behind a transaction pooler, {@code false} if not, {@code null} to detect */
+    public void setTransactionPooling(Boolean transactionPooling) {
+        this.transactionPooling = transactionPooling;
     }
 
     /** @return the worker id, or {@code null} for a generated one */

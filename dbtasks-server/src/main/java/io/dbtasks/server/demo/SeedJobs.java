@@ -63,8 +63,69 @@ public class SeedJobs implements ApplicationRunner {
                 .build();
     }
 
+    /**
+     * Enqueues the sample jobs. A failure (the database not reachable yet, a pooler refusing
+     * connections) does not stop the server: the enqueue is retried on a background thread with
+     * backoff from {@value #FIRST_RETRY_MILLIS} ms doubling to {@value #MAX_RETRY_MILLIS} ms, which
+     * is safe because the job codes are idempotency keys.
+     */
     @Override
     public void run(ApplicationArguments args) {
+        if (tryEnqueue()) {
+            return;
+        }
+        Thread retry = new Thread(() -> retryUntilDone(this::tryEnqueue, Thread::sleep), "dbtasks-seed-retry");
+        retry.setDaemon(true);
+        retry.start();
+    }
+
+    static final long FIRST_RETRY_MILLIS = 1000;
+    static final long MAX_RETRY_MILLIS = 30_000;
+
+    /** Pauses between tries; {@link Thread#sleep} in production. */
+    @FunctionalInterface
+    interface Sleeper {
+        void sleep(long millis) throws InterruptedException;
+    }
+
+    /**
+     * Calls {@code attempt} until it returns {@code true}, pausing with doubling backoff between
+     * tries.
+     *
+     * @param attempt one try; {@code false} to be tried again
+     * @param sleeper the pause
+     * @return how many tries it took; ends early (returning the tries so far) if interrupted
+     */
+    static int retryUntilDone(java.util.function.BooleanSupplier attempt, Sleeper sleeper) {
+        long pause = FIRST_RETRY_MILLIS;
+        int tries = 0;
+        while (true) {
+            try {
+                sleeper.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return tries;
+            }
+            tries++;
+            if (attempt.getAsBoolean()) {
+                return tries;
+            }
+            pause = Math.min(pause * 2, MAX_RETRY_MILLIS);
+        }
+    }
+
+    /** @return whether every sample job is now present */
+    private boolean tryEnqueue() {
+        try {
+            enqueueAll();
+            return true;
+        } catch (RuntimeException e) {
+            log.warn("Enqueueing the seed jobs failed ({}); retrying in the background", e.getMessage());
+            return false;
+        }
+    }
+
+    private void enqueueAll() {
         for (TaskRequest request : requests()) {
             EnqueueResult result = dbTasks.enqueue(request);
             if (result.duplicate()) {
