@@ -1,0 +1,91 @@
+package io.dbtasks.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.testing.TcpProxy;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine reaches its database through a {@link TcpProxy} the test can cut and restore, as in an
+ * outage. Run against PostgreSQL and MariaDB by the subclasses (H2 is in process).
+ */
+public abstract class OutageContract extends EngineHarness {
+    static final String KIND = "outage.work";
+    private TcpProxy proxy;
+
+    /** A non-pooling DataSource for {@code url}, so no pool's own retry backoff is measured. */
+    protected abstract DataSource unpooled(String url);
+
+    protected TcpProxy proxy() throws Exception {
+        if (proxy == null) {
+            URI uri = URI.create(database().url().substring("jdbc:".length()));
+            proxy = new TcpProxy(uri.getHost(), uri.getPort());
+        }
+        return proxy;
+    }
+
+    @AfterEach
+    void closeProxy() throws Exception {
+        stopEngines(); // before the proxy goes, so stopping does not wait on a dead connection
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
+    /**
+     * Issue 8, finding B: after an outage long enough for the claim loop's error backoff to have
+     * grown (to several seconds on the old code, doubling up to 30 s), a worker with a backlog
+     * resumes within about a second of the database being reachable again.
+     */
+    @Test
+    void workResumesWithinASecondOfTheDatabaseReturning() throws Exception {
+        TcpProxy p = proxy();
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks worker = track(DbTasks.builder(unpooled(p.rewrite(database().url())))
+                .workerId("behind-proxy")
+                .pollInterval(Duration.ofMillis(500))
+                .rescueInterval(Duration.ofSeconds(1))
+                .lease(Duration.ofSeconds(30))
+                .shutdownTimeout(Duration.ofSeconds(2))
+                .queue(DbTasks.DEFAULT_QUEUE, 2)
+                .handler(KIND, Void.class, (ctx, payload) -> runs.incrementAndGet())
+                .build());
+        p.cut();
+        List<TaskRequest> backlog = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            backlog.add(TaskRequest.of(KIND, null));
+        }
+        DbTasks producer = producer(); // the real database, not through the proxy
+        producer.enqueueAll(backlog);
+        worker.start();
+        Thread.sleep(8_000); // the outage; the old backoff had reached 8 s: 0.5, 1, 2, 4, 8
+
+        p.restore();
+        long restored = System.nanoTime();
+        eventually()
+                .alias("a task of the backlog SUCCEEDED after the database returned")
+                .until(() -> producer.stats().tasks().getOrDefault(TaskStatus.SUCCEEDED, 0L) > 0);
+        long resumedMillis = (System.nanoTime() - restored) / 1_000_000;
+        System.out.println("Work resumed " + resumedMillis + " ms after the database returned (" + database() + ")");
+
+        assertThat(resumedMillis)
+                .as("milliseconds from the database returning to the first completed task")
+                .isLessThan(2_500);
+        eventually().until(() -> runs.get() == 20);
+    }
+
+    private DbTasks track(DbTasks engine) {
+        engines.add(engine);
+        return engine;
+    }
+}
