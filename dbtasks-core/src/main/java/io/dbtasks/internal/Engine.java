@@ -331,6 +331,11 @@ public final class Engine {
         };
     }
 
+    /** @return the engine's database health snapshot; see {@link io.dbtasks.DbTasksHealth} */
+    public io.dbtasks.DbTasksHealth health() {
+        return new io.dbtasks.DbTasksHealth(null, 0, null, null);
+    }
+
     public EngineConfig config() {
         return config;
     }

@@ -84,6 +84,44 @@ public abstract class OutageContract extends EngineHarness {
         eventually().until(() -> runs.get() == 20);
     }
 
+    /**
+     * Issue 8, finding C: while the database hangs (here: the proxy passes no bytes, as when commits
+     * wait for a synchronous standby that is gone), a statement the engine issues becomes an error
+     * within the statement timeout, and {@link DbTasks#health()} reports the stall.
+     */
+    @Test
+    void aStatementThatHangsFailsWithinTheStatementTimeoutAndHealthReportsIt() throws Exception {
+        TcpProxy p = proxy();
+        DbTasks engine = track(DbTasks.builder(unpooled(p.rewrite(database().url())))
+                .workers(false)
+                .statementTimeout(Duration.ofSeconds(1))
+                .build());
+        long id = engine.enqueue(TaskRequest.of(KIND, null)).task().id();
+
+        p.freeze();
+        java.util.concurrent.CompletableFuture<Object> hung =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> engine.find(id));
+        Throwable failure;
+        try {
+            hung.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            throw new AssertionError("a statement completed while the database passed no bytes");
+        } catch (java.util.concurrent.ExecutionException e) {
+            failure = e.getCause();
+        } finally {
+            p.restore();
+        }
+
+        assertThat(failure).isInstanceOf(io.dbtasks.DbTasksException.class);
+        io.dbtasks.DbTasksHealth health = engine.health();
+        assertThat(health.healthy()).isFalse();
+        assertThat(health.consecutiveFailures()).isGreaterThanOrEqualTo(1);
+        assertThat(health.lastFailure()).contains("statementTimeout");
+        // Once the database answers again, so does the engine, and health recovers.
+        assertThat(engine.find(id)).isPresent();
+        assertThat(engine.health().healthy()).isTrue();
+        assertThat(engine.health().lastSuccessAt()).isNotNull();
+    }
+
     private DbTasks track(DbTasks engine) {
         engines.add(engine);
         return engine;
