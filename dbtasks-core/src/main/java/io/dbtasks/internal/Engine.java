@@ -76,7 +76,7 @@ public final class Engine {
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
-        this.jdbc = new Jdbc(dataSource);
+        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
         Attempts attempts = new Attempts(dialect);
         this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
         this.queries = new TaskQueries(jdbc, dialect);
@@ -333,7 +333,7 @@ public final class Engine {
 
     /** @return the engine's database health snapshot; see {@link io.dbtasks.DbTasksHealth} */
     public io.dbtasks.DbTasksHealth health() {
-        return new io.dbtasks.DbTasksHealth(null, 0, null, null);
+        return jdbc.health();
     }
 
     public EngineConfig config() {

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 public abstract class OutageContract extends EngineHarness {
     static final String KIND = "outage.work";
     private TcpProxy proxy;
+    private final List<AutoCloseable> pools = new ArrayList<>();
 
     /** A non-pooling DataSource for {@code url}, so no pool's own retry backoff is measured. */
     protected abstract DataSource unpooled(String url);
@@ -37,6 +38,9 @@ public abstract class OutageContract extends EngineHarness {
     @AfterEach
     void closeProxy() throws Exception {
         stopEngines(); // before the proxy goes, so stopping does not wait on a dead connection
+        for (AutoCloseable pool : pools) {
+            pool.close();
+        }
         if (proxy != null) {
             proxy.close();
         }
@@ -92,7 +96,14 @@ public abstract class OutageContract extends EngineHarness {
     @Test
     void aStatementThatHangsFailsWithinTheStatementTimeoutAndHealthReportsIt() throws Exception {
         TcpProxy p = proxy();
-        DbTasks engine = track(DbTasks.builder(unpooled(p.rewrite(database().url())))
+        com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+        pool.setJdbcUrl(p.rewrite(database().url()));
+        pool.setMaximumPoolSize(2);
+        pool.setConnectionTimeout(10_000);
+        com.zaxxer.hikari.HikariDataSource pooled = new com.zaxxer.hikari.HikariDataSource(pool);
+        pools.add(pooled);
+        // Pooled, as in an application: the connections are open when the database starts to hang.
+        DbTasks engine = track(DbTasks.builder(pooled)
                 .workers(false)
                 .statementTimeout(Duration.ofSeconds(1))
                 .build());
