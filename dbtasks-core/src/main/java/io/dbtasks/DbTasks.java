@@ -51,6 +51,8 @@ public final class DbTasks implements AutoCloseable {
      * {@link Builder#vacuumInterval(Duration)}).
      */
     public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(15);
+    /** The default {@link Builder#statementTimeout}: 30 s. */
+    public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
 
@@ -336,6 +338,16 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * A snapshot of the engine's database health: the last success, failures in a row, the last
+     * failure or stall. Cheap (no database call); thread-safe.
+     *
+     * @return the snapshot, never {@code null}
+     */
+    public DbTasksHealth health() {
+        return engine.health();
+    }
+
+    /**
      * @return the detected database dialect: {@code postgresql}, {@code mariadb} or {@code h2}
      */
     public String dialect() {
@@ -359,6 +371,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
         private Duration vacuumInterval = DEFAULT_VACUUM_INTERVAL;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
         private int claimBatch = DEFAULT_CLAIM_BATCH;
         private boolean claimAhead = true;
         private int defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS;
@@ -486,6 +499,27 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder vacuumInterval(Duration interval) {
             this.vacuumInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
+         * The longest any statement or commit the engine issues may take before it fails: the
+         * connection's network timeout ({@link java.sql.Connection#setNetworkTimeout}) is set to it
+         * while the engine uses the connection and restored before it goes back to the pool. A
+         * statement or commit that stalls longer (a lock held by a stuck transaction, a synchronous
+         * standby gone with synchronous commit on, a network partition) becomes an error, a warning
+         * in the log and a failure in {@link DbTasks#health()}. The driver closes a connection whose
+         * network timeout expires, which is right for a hung commit: its outcome is unknown and the
+         * lease protocol decides it. Not applied on embedded H2 (no network; its {@code
+         * LOCK_TIMEOUT} bounds lock waits). A handler's own statements on the connection of a
+         * transactional handler are bound by it too.
+         *
+         * @param timeout the limit, default 30 s; {@link Duration#ZERO} turns it off; whole
+         *     milliseconds
+         * @return this
+         */
+        public Builder statementTimeout(Duration timeout) {
+            this.statementTimeout = Objects.requireNonNull(timeout, "timeout");
             return this;
         }
 
@@ -622,6 +656,9 @@ public final class DbTasks implements AutoCloseable {
             if (defaultMaxAttempts < 1) {
                 throw new IllegalArgumentException("defaultMaxAttempts must be at least 1");
             }
+            if (statementTimeout.isNegative()) {
+                throw new IllegalArgumentException("statementTimeout must not be negative, got " + statementTimeout);
+            }
             if (shutdownTimeout.isNegative()) {
                 throw new IllegalArgumentException("shutdownTimeout must not be negative");
             }
@@ -648,7 +685,8 @@ public final class DbTasks implements AutoCloseable {
                     defaultTimeout,
                     List.copyOf(nonRetryable),
                     random,
-                    vacuumInterval);
+                    vacuumInterval,
+                    statementTimeout);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             return new DbTasks(

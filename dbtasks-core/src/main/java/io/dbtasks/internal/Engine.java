@@ -79,7 +79,7 @@ public final class Engine {
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
-        this.jdbc = new Jdbc(dataSource);
+        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
         Attempts attempts = new Attempts(dialect);
         this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
         this.queries = new TaskQueries(jdbc, dialect);
@@ -345,6 +345,11 @@ public final class Engine {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** @return the engine's database health snapshot; see {@link io.dbtasks.DbTasksHealth} */
+    public io.dbtasks.DbTasksHealth health() {
+        return jdbc.health();
     }
 
     public EngineConfig config() {

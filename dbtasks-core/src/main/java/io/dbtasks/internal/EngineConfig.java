@@ -28,7 +28,8 @@ public record EngineConfig(
         Duration defaultTimeout,
         List<Class<? extends Throwable>> nonRetryable,
         DoubleSupplier random,
-        Duration vacuumInterval) {
+        Duration vacuumInterval,
+        Duration statementTimeout) {
 
     /** @return whether a throwable ends its task without retry */
     public boolean isNonRetryable(Throwable t) {

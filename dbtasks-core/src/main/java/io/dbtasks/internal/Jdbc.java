@@ -2,12 +2,27 @@ package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
 import io.dbtasks.internal.dialect.PostgresPooling;
+import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Borrows connections from the application's DataSource and turns SQL errors into ours. */
+/**
+ * Borrows connections from the application's DataSource and turns SQL errors into ours. While the
+ * engine holds a connection, its network timeout is the engine's statement timeout, so a statement
+ * or commit that stalls fails instead of hanging; the previous timeout is restored before the
+ * connection goes back. Every unit of work is counted for {@link io.dbtasks.DbTasksHealth}.
+ */
 public final class Jdbc {
+    private static final Logger log = LoggerFactory.getLogger(Jdbc.class);
+    /** Drivers abort a timed-out connection on this executor; PostgreSQL's and MariaDB's ignore it. */
+    private static final Executor ABORT_EXECUTOR = Runnable::run;
     /** A unit of work on a connection. */
     @FunctionalInterface
     public interface Work<T> {
@@ -15,9 +30,18 @@ public final class Jdbc {
     }
 
     private final DataSource dataSource;
+    private final int timeoutMillis;
+    private final HealthTracker health;
 
+    /** Without a statement timeout. */
     public Jdbc(DataSource dataSource) {
+        this(dataSource, Duration.ZERO, new HealthTracker());
+    }
+
+    Jdbc(DataSource dataSource, Duration statementTimeout, HealthTracker health) {
         this.dataSource = dataSource;
+        this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, statementTimeout.toMillis());
+        this.health = health;
     }
 
     public DataSource dataSource() {
@@ -26,23 +50,72 @@ public final class Jdbc {
 
     /** Runs {@code work} on a connection in auto-commit mode. */
     public <T> T withConnection(String what, Work<T> work) {
-        try (Connection c = dataSource.getConnection()) {
+        return borrow(what, c -> {
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true);
             }
             return work.run(c);
-        } catch (SQLException e) {
-            throw failure(what, e);
-        }
+        });
     }
 
     /** Runs {@code work} in one transaction: committed if it returns, rolled back if it throws. */
     public <T> T inTransaction(String what, Work<T> work) {
+        return borrow(what, c -> inTransaction(c, work));
+    }
+
+    /**
+     * Runs {@code work} on a borrowed connection whose network timeout is the statement timeout,
+     * restored before it is returned; records the outcome for health.
+     */
+    private <T> T borrow(String what, Work<T> work) {
         try (Connection c = dataSource.getConnection()) {
-            return inTransaction(c, work);
+            int previous = timeoutMillis > 0 ? setNetworkTimeout(c, timeoutMillis) : -1;
+            T result = work.run(c);
+            if (previous >= 0) {
+                c.setNetworkTimeout(ABORT_EXECUTOR, previous);
+            }
+            health.success();
+            return result;
         } catch (SQLException e) {
-            throw failure(what, e);
+            DbTasksException failure = failure(what, e);
+            if (isStall(e)) {
+                String message = what + " stalled longer than statementTimeout (" + timeoutMillis
+                        + " ms) and was aborted; the database or the network to it is hanging: " + e.getMessage();
+                log.warn(message);
+                health.failure(message);
+            } else {
+                health.failure(failure.getMessage());
+            }
+            throw failure;
+        } catch (RuntimeException | Error e) {
+            health.failure(what + " failed: " + e);
+            throw e;
         }
+    }
+
+    /** @return the previous network timeout, or -1 where the driver has none (embedded H2) */
+    private static int setNetworkTimeout(Connection c, int millis) throws SQLException {
+        try {
+            int previous = c.getNetworkTimeout();
+            c.setNetworkTimeout(ABORT_EXECUTOR, millis);
+            return previous;
+        } catch (SQLFeatureNotSupportedException | UnsupportedOperationException e) {
+            return -1;
+        }
+    }
+
+    private static boolean isStall(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLTimeoutException || t instanceof SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the health snapshot of the work done through this instance */
+    io.dbtasks.DbTasksHealth health() {
+        return health.snapshot();
     }
 
     /**

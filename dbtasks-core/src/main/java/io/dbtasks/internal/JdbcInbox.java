@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -70,7 +71,12 @@ final class JdbcInbox implements Inbox {
     public int deleteOlderThan(Duration age) {
         Objects.requireNonNull(age, "age");
         return Retention.deleteInBatches(
-                jdbc, dialect, "dbtasks_inbox", "received_at < " + dialect.nowPlusMillis(), age);
+                jdbc,
+                dialect,
+                "dbtasks_inbox",
+                List.of("consumer", "message_id"),
+                "received_at < " + dialect.nowPlusMillis(),
+                age);
     }
 
     /** Records the message and runs the handler; SQLException comes only from the record. */

@@ -13,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -97,6 +98,7 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
                 jdbc,
                 dialect,
                 "dbtasks_once",
+                List.of("once_key"),
                 "updated_at < " + dialect.nowPlusMillis() + " AND (status <> 'RUNNING' OR lease_expires_at <= "
                         + dialect.now() + ")",
                 age);

@@ -131,72 +131,75 @@ public final class Leases {
                 boolean cancelRequested,
                 Instant startedAt,
                 Instant dbNow) {}
-        List<Expired> expired = jdbc.withConnection("Find expired leases", c -> {
-            List<Expired> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts, queue,"
-                    + " lease_owner, cancel_requested, started_at, " + dialect.now() + " AS db_now FROM dbtasks_task"
-                    + " WHERE status = 'RUNNING' AND lease_expires_at < " + dialect.now()
-                    + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH)) {
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new Expired(
-                                rs.getLong("id"),
-                                rs.getLong("lease_token"),
-                                rs.getInt("attempt"),
-                                rs.getInt("max_attempts"),
-                                rs.getString("queue"),
-                                rs.getString("lease_owner"),
-                                rs.getBoolean("cancel_requested"),
-                                dialect.getInstant(rs, "started_at"),
-                                dialect.getInstant(rs, "db_now")));
+        // One transaction: lock the expired rows no one else holds (SKIP LOCKED), then rescue each
+        // with its guarded UPDATE. A row locked by a frozen worker's open transaction is skipped and
+        // tried again next round, instead of stalling every task behind it (issue 8).
+        List<String> rescued = jdbc.inTransaction("Rescue expired leases", c -> {
+            dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
+            {
+                List<Expired> expired = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
+                        + " queue, lease_owner, cancel_requested, started_at, " + dialect.now()
+                        + " AS db_now FROM dbtasks_task WHERE status = 'RUNNING' AND lease_expires_at < "
+                        + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
+                        + dialect.forUpdateSkipLocked())) {
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            expired.add(new Expired(
+                                    rs.getLong("id"),
+                                    rs.getLong("lease_token"),
+                                    rs.getInt("attempt"),
+                                    rs.getInt("max_attempts"),
+                                    rs.getString("queue"),
+                                    rs.getString("lease_owner"),
+                                    rs.getBoolean("cancel_requested"),
+                                    dialect.getInstant(rs, "started_at"),
+                                    dialect.getInstant(rs, "db_now")));
+                        }
                     }
                 }
+                List<String> done = new ArrayList<>();
+                for (Expired e : expired) {
+                    boolean last = e.attempt() >= e.maxAttempts();
+                    TaskStatus next =
+                            e.cancelRequested() ? TaskStatus.CANCELLED : last ? TaskStatus.FAILED : TaskStatus.PENDING;
+                    String reason = "Lease of worker " + e.owner() + " (token " + e.token()
+                            + ") expired during attempt " + e.attempt()
+                            + (e.cancelRequested()
+                                    ? "; an operator had asked to cancel it, so it is not run again"
+                                    : last ? "; no attempts left" : "; rescued for another attempt");
+                    int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
+                    if (!Jdbc.changedOne(n, "rescue of task " + e.id())) {
+                        continue; // renewed, completed or rescued by someone else meanwhile
+                    }
+                    long durationMs = e.startedAt() == null
+                            ? 0
+                            : Math.max(
+                                    0,
+                                    Duration.between(e.startedAt(), e.dbNow()).toMillis());
+                    attempts.insert(
+                            c,
+                            new Attempts.Row(
+                                    e.id(),
+                                    e.attempt(),
+                                    e.queue(),
+                                    e.owner(),
+                                    e.token(),
+                                    e.startedAt(),
+                                    durationMs,
+                                    AttemptOutcome.LEASE_EXPIRED,
+                                    null,
+                                    reason,
+                                    null));
+                    done.add("task " + e.id() + ": " + reason + "; now " + next);
+                }
+                return done;
             }
-            return out;
         });
-        int rescued = 0;
-        for (Expired e : expired) {
-            boolean last = e.attempt() >= e.maxAttempts();
-            TaskStatus next =
-                    e.cancelRequested() ? TaskStatus.CANCELLED : last ? TaskStatus.FAILED : TaskStatus.PENDING;
-            String reason = "Lease of worker " + e.owner() + " (token " + e.token() + ") expired during attempt "
-                    + e.attempt()
-                    + (e.cancelRequested()
-                            ? "; an operator had asked to cancel it, so it is not run again"
-                            : last ? "; no attempts left" : "; rescued for another attempt");
-            boolean done = jdbc.inTransaction("Rescue task " + e.id(), c -> {
-                int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
-                if (n == 0) {
-                    return false; // renewed, completed or rescued by someone else meanwhile
-                }
-                if (n != 1) {
-                    throw new IllegalStateException("rescue of task " + e.id() + " changed " + n + " rows");
-                }
-                long durationMs = e.startedAt() == null
-                        ? 0
-                        : Math.max(0, Duration.between(e.startedAt(), e.dbNow()).toMillis());
-                attempts.insert(
-                        c,
-                        new Attempts.Row(
-                                e.id(),
-                                e.attempt(),
-                                e.queue(),
-                                e.owner(),
-                                e.token(),
-                                e.startedAt(),
-                                durationMs,
-                                AttemptOutcome.LEASE_EXPIRED,
-                                null,
-                                reason,
-                                null));
-                return true;
-            });
-            if (done) {
-                rescued++;
-                log.warn("Rescued task {}: {}; now {}", e.id(), reason, next);
-            }
+        for (String r : rescued) {
+            log.warn("Rescued {}", r);
         }
-        return rescued;
+        return rescued.size();
     }
 
     /**

@@ -55,6 +55,14 @@ final class QueueWorker implements Runnable {
      */
     static final long MAX_CLAIM_AHEAD_WAIT_MILLIS = 1000;
 
+    /**
+     * A failing claim is retried after at most this long (with jitter), so a worker with a backlog
+     * resumes within about a second of its database returning after an outage, when no NOTIFY
+     * arrives to wake it (issue 8). A failed claim costs one failed connection attempt, so the cap
+     * can be low; the old cap of 30 s left workers idle up to 30 s after a long outage.
+     */
+    static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 1000;
+
     private final String queue;
     private final int slots;
     private final Engine engine;
@@ -161,7 +169,7 @@ final class QueueWorker implements Runnable {
     @Override
     public void run() {
         Duration poll = engine.config().pollInterval();
-        long errorSleep = poll.toMillis();
+        long errorSleep = Math.min(poll.toMillis(), MAX_CLAIM_ERROR_BACKOFF_MILLIS);
         boolean busy = false;
         long lastClaim = 0;
         while (running) {
@@ -187,11 +195,14 @@ final class QueueWorker implements Runnable {
             List<TaskRows.Claimed> claimed;
             try {
                 claimed = engine.leases().claim(queue, wanted);
-                errorSleep = poll.toMillis();
+                errorSleep = Math.min(poll.toMillis(), MAX_CLAIM_ERROR_BACKOFF_MILLIS);
             } catch (RuntimeException e) {
-                log.error("Claim from queue {} failed; retrying in {} ms", queue, errorSleep, e);
-                sleep(errorSleep);
-                errorSleep = Math.min(errorSleep * 2, Math.max(poll.toMillis(), 30_000));
+                // Full jitter within [half, whole] of the step, so engines that lost the database
+                // together do not return in lockstep.
+                long pause = errorSleep / 2 + (long) (engine.config().random().getAsDouble() * (errorSleep / 2 + 1));
+                log.error("Claim from queue {} failed; retrying in {} ms", queue, pause, e);
+                sleep(pause);
+                errorSleep = Math.min(errorSleep * 2, MAX_CLAIM_ERROR_BACKOFF_MILLIS);
                 continue;
             }
             lastClaim = System.nanoTime();

@@ -417,6 +417,64 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(rescuerRuns).hasValue(0);
     }
 
+    /**
+     * Issue 8, finding A: a frozen worker holding one expired task's row lock in an open
+     * transaction must not hold up the rescue of the others. A second connection locks one expired
+     * task ({@code SELECT ... FOR UPDATE}, not committed); the other expired tasks are rescued
+     * within a rescue interval or two while the lock is held, and the locked one after it is
+     * released.
+     */
+    @Test
+    void aRowLockHeldOnOneExpiredTaskDoesNotStallTheRescueOfTheOthers() throws Exception {
+        DbTasks producer = producer();
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(producer.enqueue(TaskRequest.of(KIND, null)).task().id());
+        }
+        // As if worker "frozen" had claimed all five and stopped heartbeating an hour ago.
+        assertThat(sql(
+                        "UPDATE dbtasks_task SET status = 'RUNNING', attempt = 1, lease_owner = 'frozen',"
+                                + " lease_token = id, started_at = ?, lease_expires_at = ?",
+                        java.time.Instant.now().minus(Duration.ofHours(2)),
+                        java.time.Instant.now().minus(Duration.ofHours(1))))
+                .isEqualTo(5);
+        long locked = ids.get(0);
+        java.sql.Connection frozen = dataSource().getConnection();
+        try {
+            frozen.setAutoCommit(false);
+            try (java.sql.PreparedStatement ps =
+                    frozen.prepareStatement("SELECT id FROM dbtasks_task WHERE id = ? FOR UPDATE")) {
+                ps.setLong(1, locked);
+                ps.executeQuery().close();
+            }
+            Duration rescueInterval = Duration.ofMillis(500);
+            DbTasks rescuer = engine(b -> b.workerId("rescuer")
+                    .queue("elsewhere", 1)
+                    .rescueInterval(rescueInterval)
+                    .handler(KIND, Void.class, (ctx, p) -> {}));
+            rescuer.start();
+
+            org.awaitility.Awaitility.await()
+                    .atMost(rescueInterval.multipliedBy(4))
+                    .pollInterval(Duration.ofMillis(20))
+                    .alias("the 4 unlocked expired tasks rescued while task " + locked + " is locked")
+                    .until(() -> ids.stream()
+                            .skip(1)
+                            .allMatch(id -> rescuer.find(id).orElseThrow().status() == TaskStatus.PENDING));
+            assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE id = ? AND status = 'RUNNING'", locked))
+                    .isEqualTo(1);
+        } finally {
+            frozen.rollback();
+            frozen.close();
+        }
+        eventually()
+                .alias("the locked task rescued after its lock is released")
+                .until(() ->
+                        count("SELECT COUNT(*) FROM dbtasks_task WHERE id = ? AND status = 'PENDING'", locked) == 1);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE outcome = 'LEASE_EXPIRED'"))
+                .isEqualTo(5);
+    }
+
     @Test
     void stopWaitsForARunningTaskThatFinishesInTimeAndStopsClaiming() throws Exception {
         CountDownLatch started = latch();

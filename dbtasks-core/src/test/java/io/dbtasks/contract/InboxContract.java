@@ -199,6 +199,38 @@ public abstract class InboxContract extends EngineHarness {
                 .isEqualTo(InboxResult.RECEIVED);
     }
 
+    /**
+     * Issue 8, finding A: retention is a sweep and must skip a row it cannot lock at once, rather
+     * than wait on a transaction that holds it (a frozen worker) and stall every later batch.
+     */
+    @Test
+    void retentionSkipsARecordLockedByAnOpenTransactionAndDeletesTheRest() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            inbox.receive("c", "old-" + i, tx -> {});
+        }
+        sql(
+                "UPDATE dbtasks_inbox SET received_at = ? WHERE message_id LIKE 'old-%'",
+                Instant.now().minus(Duration.ofDays(8)));
+        try (Connection frozen = dataSource().getConnection()) {
+            frozen.setAutoCommit(false);
+            try (PreparedStatement ps = frozen.prepareStatement(
+                    "SELECT message_id FROM dbtasks_inbox WHERE consumer = 'c' AND message_id = 'old-0' FOR UPDATE")) {
+                ps.executeQuery().close();
+            }
+            CompletableFuture<Integer> deleted =
+                    CompletableFuture.supplyAsync(() -> inbox.deleteOlderThan(Duration.ofDays(7)));
+            try {
+                assertThat(deleted.get(5, TimeUnit.SECONDS)).isEqualTo(4);
+            } finally {
+                frozen.rollback();
+            }
+            deleted.join();
+        }
+        assertThat(records("c", "old-0")).isEqualTo(1);
+        assertThat(inbox.deleteOlderThan(Duration.ofDays(7))).isEqualTo(1);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_inbox")).isEqualTo(0);
+    }
+
     @Test
     void idsDifferingOnlyInCaseAccentOrTrailingSpaceAreDistinct() {
         for (String id : new String[] {"msg-a", "MSG-A", "msg-á", "msg-a "}) {

@@ -51,7 +51,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 null,
                 List.of(),
                 () -> 0.5,
-                Duration.ZERO);
+                Duration.ZERO,
+                Duration.ofSeconds(30));
         JsonMapper mapper = JsonMapper.builder().build();
         Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false, null);
         parts.add(e);

@@ -88,6 +88,7 @@ public class DbTasksAutoConfiguration {
                 .claimAhead(p.isClaimAhead())
                 .defaultMaxAttempts(p.getDefaultMaxAttempts())
                 .defaultTimeout(p.getDefaultTimeout())
+                .statementTimeout(p.getStatementTimeout())
                 .defaultRetryPolicy(p.getDefaultRetry().toPolicy())
                 .migrate(p.isMigrate())
                 .transactionPooling(p.getTransactionPooling());

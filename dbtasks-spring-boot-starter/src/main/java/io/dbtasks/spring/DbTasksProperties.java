@@ -58,6 +58,9 @@ public class DbTasksProperties {
     /** Per-attempt timeout for tasks whose request does not say; unset means none. */
     private Duration defaultTimeout;
 
+    /** Longest a statement or commit of the engine may take; {@code 0} turns the limit off. */
+    private Duration statementTimeout = DbTasks.DEFAULT_STATEMENT_TIMEOUT;
+
     /** Backoff between attempts for tasks whose request does not say. */
     private final Retry defaultRetry = new Retry();
 
@@ -181,6 +184,16 @@ public class DbTasksProperties {
     /** @return the default per-attempt timeout, or {@code null} for none */
     public Duration getDefaultTimeout() {
         return defaultTimeout;
+    }
+
+    /** @return the statement timeout; see {@code DbTasks.Builder#statementTimeout} */
+    public Duration getStatementTimeout() {
+        return statementTimeout;
+    }
+
+    /** @param statementTimeout the statement timeout; {@code 0} turns it off */
+    public void setStatementTimeout(Duration statementTimeout) {
+        this.statementTimeout = statementTimeout;
     }
 
     /** @param defaultTimeout the default per-attempt timeout, or {@code null} for none */

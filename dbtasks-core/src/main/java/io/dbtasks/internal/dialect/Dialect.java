@@ -87,14 +87,6 @@ public interface Dialect {
         }
     }
 
-    /**
-     * A DELETE of at most {@code ?} rows of {@code table} matching {@code where}, for retention in
-     * batches. The batch size is bound after the parameters of {@code where}.
-     */
-    default String deleteBatch(String table, String where) {
-        return "DELETE FROM " + table + " WHERE " + where + " LIMIT ?";
-    }
-
     /** @return whether {@code e} asks for the transaction to be retried (deadlock, serialization) */
     default boolean isTransient(SQLException e) {
         return e.getSQLState() != null && e.getSQLState().startsWith("40");
@@ -188,6 +180,28 @@ public interface Dialect {
     default String forUpdate() {
         return " FOR UPDATE";
     }
+
+    /**
+     * The suffix that locks the rows a SELECT reads until the transaction ends and leaves out rows
+     * another transaction has locked, without waiting for it. Sweeps (rescue, retention) use it so
+     * that one row held by a stuck transaction never stalls the rest. PostgreSQL 9.5+, MariaDB
+     * 10.6+ and H2 2.x all support {@code SKIP LOCKED}.
+     *
+     * @return the suffix, with a leading space
+     */
+    default String forUpdateSkipLocked() {
+        return " FOR UPDATE SKIP LOCKED";
+    }
+
+    /**
+     * Makes the transaction just begun on {@code c} (auto-commit off, no statement run yet) READ
+     * COMMITTED, for that transaction only, where the database's default is stricter. A locking read
+     * under MariaDB's REPEATABLE READ also locks gaps and the rows it scanned but did not return.
+     *
+     * @param c a connection whose transaction has not run a statement yet
+     * @throws SQLException if the database refuses
+     */
+    default void readCommittedTransaction(Connection c) throws SQLException {}
 
     /** @return the suffix that makes a SELECT read the latest committed row in any isolation */
     default String latestCommittedRead() {

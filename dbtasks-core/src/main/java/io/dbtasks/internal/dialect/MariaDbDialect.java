@@ -126,6 +126,15 @@ public final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public void readCommittedTransaction(Connection c) throws SQLException {
+        // Without SESSION: the next transaction only, so the session's level (and the driver's
+        // cached copy of it) stays as it was.
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+        }
+    }
+
+    @Override
     public String latestCommittedRead() {
         return " LOCK IN SHARE MODE";
     }

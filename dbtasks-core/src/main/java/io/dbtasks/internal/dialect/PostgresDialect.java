@@ -185,13 +185,6 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public String deleteBatch(String table, String where) {
-        // PostgreSQL has no DELETE ... LIMIT; the physical row ids of one batch stand in for it.
-        return "DELETE FROM " + table + " WHERE ctid = ANY (ARRAY(SELECT ctid FROM " + table + " WHERE " + where
-                + " LIMIT ?))";
-    }
-
-    @Override
     public boolean isUniqueViolation(SQLException e) {
         return "23505".equals(e.getSQLState());
     }

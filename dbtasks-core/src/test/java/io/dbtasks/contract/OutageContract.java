@@ -1,0 +1,140 @@
+package io.dbtasks.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.testing.TcpProxy;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine reaches its database through a {@link TcpProxy} the test can cut and restore, as in an
+ * outage. Run against PostgreSQL and MariaDB by the subclasses (H2 is in process).
+ */
+public abstract class OutageContract extends EngineHarness {
+    static final String KIND = "outage.work";
+    private TcpProxy proxy;
+    private final List<AutoCloseable> pools = new ArrayList<>();
+
+    /** A non-pooling DataSource for {@code url}, so no pool's own retry backoff is measured. */
+    protected abstract DataSource unpooled(String url);
+
+    protected TcpProxy proxy() throws Exception {
+        if (proxy == null) {
+            URI uri = URI.create(database().url().substring("jdbc:".length()));
+            proxy = new TcpProxy(uri.getHost(), uri.getPort());
+        }
+        return proxy;
+    }
+
+    @AfterEach
+    void closeProxy() throws Exception {
+        stopEngines(); // before the proxy goes, so stopping does not wait on a dead connection
+        for (AutoCloseable pool : pools) {
+            pool.close();
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
+    /**
+     * Issue 8, finding B: after an outage long enough for the claim loop's error backoff to have
+     * grown (to several seconds on the old code, doubling up to 30 s), a worker with a backlog
+     * resumes within about a second of the database being reachable again.
+     */
+    @Test
+    void workResumesWithinASecondOfTheDatabaseReturning() throws Exception {
+        TcpProxy p = proxy();
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks worker = track(DbTasks.builder(unpooled(p.rewrite(database().url())))
+                .workerId("behind-proxy")
+                .pollInterval(Duration.ofMillis(500))
+                .rescueInterval(Duration.ofSeconds(1))
+                .lease(Duration.ofSeconds(30))
+                .shutdownTimeout(Duration.ofSeconds(2))
+                .queue(DbTasks.DEFAULT_QUEUE, 2)
+                .handler(KIND, Void.class, (ctx, payload) -> runs.incrementAndGet())
+                .build());
+        p.cut();
+        List<TaskRequest> backlog = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            backlog.add(TaskRequest.of(KIND, null));
+        }
+        DbTasks producer = producer(); // the real database, not through the proxy
+        producer.enqueueAll(backlog);
+        worker.start();
+        Thread.sleep(8_000); // the outage; the old backoff had reached 8 s: 0.5, 1, 2, 4, 8
+
+        p.restore();
+        long restored = System.nanoTime();
+        eventually()
+                .alias("a task of the backlog SUCCEEDED after the database returned")
+                .until(() -> producer.stats().tasks().getOrDefault(TaskStatus.SUCCEEDED, 0L) > 0);
+        long resumedMillis = (System.nanoTime() - restored) / 1_000_000;
+        System.out.println("Work resumed " + resumedMillis + " ms after the database returned (" + database() + ")");
+
+        assertThat(resumedMillis)
+                .as("milliseconds from the database returning to the first completed task")
+                .isLessThan(2_500);
+        eventually().until(() -> runs.get() == 20);
+    }
+
+    /**
+     * Issue 8, finding C: while the database hangs (here: the proxy passes no bytes, as when commits
+     * wait for a synchronous standby that is gone), a statement the engine issues becomes an error
+     * within the statement timeout, and {@link DbTasks#health()} reports the stall.
+     */
+    @Test
+    void aStatementThatHangsFailsWithinTheStatementTimeoutAndHealthReportsIt() throws Exception {
+        TcpProxy p = proxy();
+        com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+        pool.setJdbcUrl(p.rewrite(database().url()));
+        pool.setMaximumPoolSize(2);
+        pool.setConnectionTimeout(10_000);
+        com.zaxxer.hikari.HikariDataSource pooled = new com.zaxxer.hikari.HikariDataSource(pool);
+        pools.add(pooled);
+        // Pooled, as in an application: the connections are open when the database starts to hang.
+        DbTasks engine = track(DbTasks.builder(pooled)
+                .workers(false)
+                .statementTimeout(Duration.ofSeconds(1))
+                .build());
+        long id = engine.enqueue(TaskRequest.of(KIND, null)).task().id();
+
+        p.freeze();
+        java.util.concurrent.CompletableFuture<Object> hung =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> engine.find(id));
+        Throwable failure;
+        try {
+            hung.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            throw new AssertionError("a statement completed while the database passed no bytes");
+        } catch (java.util.concurrent.ExecutionException e) {
+            failure = e.getCause();
+        } finally {
+            p.restore();
+        }
+
+        assertThat(failure).isInstanceOf(io.dbtasks.DbTasksException.class);
+        io.dbtasks.DbTasksHealth health = engine.health();
+        assertThat(health.healthy()).isFalse();
+        assertThat(health.consecutiveFailures()).isGreaterThanOrEqualTo(1);
+        assertThat(health.lastFailure()).contains("statementTimeout");
+        // Once the database answers again, so does the engine, and health recovers.
+        assertThat(engine.find(id)).isPresent();
+        assertThat(engine.health().healthy()).isTrue();
+        assertThat(engine.health().lastSuccessAt()).isNotNull();
+    }
+
+    private DbTasks track(DbTasks engine) {
+        engines.add(engine);
+        return engine;
+    }
+}
