@@ -59,6 +59,8 @@ final class QueueTableVacuum {
             try {
                 long start = System.nanoTime();
                 jdbc.withConnection("Vacuum the task table", c -> {
+                    // A big table may take minutes: exempt from statementTimeout (restored on return).
+                    c.setNetworkTimeout(Runnable::run, 0);
                     try (Statement s = c.createStatement()) {
                         s.execute(dialect.vacuumTaskTable());
                     }
