@@ -13,7 +13,8 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * H2 2.x, embedded. H2 has no SKIP LOCKED, so a claim is a guarded conditional UPDATE: it reads due
+ * H2 2.x, embedded. The sweeps (rescue, retention) lock with {@code FOR UPDATE SKIP LOCKED}, which
+ * H2 2.4 supports; a claim is a guarded conditional UPDATE: it reads due
  * ids, then updates only those still PENDING ({@code WHERE status = 'PENDING'} is re-checked under
  * the row lock) and reads the changed rows back through {@code FINAL TABLE}. Two claimers racing for
  * a row: one updates it, the other's guard fails and it simply gets fewer rows.
