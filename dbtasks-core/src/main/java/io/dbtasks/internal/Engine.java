@@ -396,6 +396,11 @@ public final class Engine {
         return dataSource;
     }
 
+    /** @return the engine's connections, with its statement timeout and health count */
+    Jdbc jdbc() {
+        return jdbc;
+    }
+
     Leases leases() {
         return leases;
     }

@@ -178,7 +178,9 @@ final class Execution implements Runnable, TaskContext {
      * the guarded completion matched our lease, else roll the effects back with it.
      */
     private void executeInTransaction(HandlerRegistry.Registration<?> registration, Object payload) {
-        try (Connection c = engine.dataSource().getConnection()) {
+        // Borrowed like every engine connection: statementTimeout bounds the handler's statements and
+        // the commit, and the outcome counts for health.
+        engine.jdbc().borrow("Transactional task " + task.id(), c -> {
             c.setAutoCommit(false);
             try {
                 invokeTransactional(registration, c, payload);
@@ -186,7 +188,7 @@ final class Execution implements Runnable, TaskContext {
                 handlerNanos = System.nanoTime() - startNanos;
                 rollbackQuietly(c, t);
                 onHandlerThrew(t);
-                return;
+                return null;
             }
             handlerNanos = System.nanoTime() - startNanos;
             if (!settled.compareAndSet(false, true)) {
@@ -198,7 +200,7 @@ final class Execution implements Runnable, TaskContext {
                         task.kind(),
                         task.attempt(),
                         whySettled());
-                return;
+                return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
             if (engine.completions().succeedOn(c, task, elapsedMillis())) {
@@ -209,9 +211,8 @@ final class Execution implements Runnable, TaskContext {
                 c.rollback();
                 reportLost("returned (its transaction, effects included, was rolled back)");
             }
-        } catch (SQLException e) {
-            throw Jdbc.failure("Transactional task " + task.id(), e);
-        }
+            return null;
+        });
     }
 
     @SuppressWarnings("unchecked")

@@ -65,17 +65,28 @@ public final class Jdbc {
 
     /**
      * Runs {@code work} on a borrowed connection whose network timeout is the statement timeout,
-     * restored before it is returned; records the outcome for health.
+     * restored (whatever {@code work} did to it, and whether it returned or threw) before the
+     * connection goes back; records the outcome for health. The connection's auto-commit mode is
+     * left as the pool lent it.
+     *
+     * @param what what the work does, for error messages
+     * @param work the work
+     * @return what {@code work} returned
+     * @throws DbTasksException if {@code work} throws an {@link SQLException}
      */
-    private <T> T borrow(String what, Work<T> work) {
+    <T> T borrow(String what, Work<T> work) {
         try (Connection c = dataSource.getConnection()) {
-            int previous = timeoutMillis > 0 ? setNetworkTimeout(c, timeoutMillis) : -1;
-            T result = work.run(c);
-            if (previous >= 0) {
-                c.setNetworkTimeout(ABORT_EXECUTOR, previous);
+            int previous = networkTimeout(c);
+            try {
+                if (timeoutMillis > 0 && previous >= 0) {
+                    c.setNetworkTimeout(ABORT_EXECUTOR, timeoutMillis);
+                }
+                T result = work.run(c);
+                health.success();
+                return result;
+            } finally {
+                restoreNetworkTimeout(c, previous);
             }
-            health.success();
-            return result;
         } catch (SQLException e) {
             DbTasksException failure = failure(what, e);
             if (isStall(e)) {
@@ -93,14 +104,26 @@ public final class Jdbc {
         }
     }
 
-    /** @return the previous network timeout, or -1 where the driver has none (embedded H2) */
-    private static int setNetworkTimeout(Connection c, int millis) throws SQLException {
+    /** @return the connection's network timeout, or -1 where the driver has none (embedded H2) */
+    private static int networkTimeout(Connection c) throws SQLException {
         try {
-            int previous = c.getNetworkTimeout();
-            c.setNetworkTimeout(ABORT_EXECUTOR, millis);
-            return previous;
+            return c.getNetworkTimeout();
         } catch (SQLFeatureNotSupportedException | UnsupportedOperationException e) {
             return -1;
+        }
+    }
+
+    /** Puts the network timeout back, unless the driver has none or the connection broke. */
+    private static void restoreNetworkTimeout(Connection c, int previous) {
+        if (previous < 0) {
+            return;
+        }
+        try {
+            if (!c.isClosed() && c.getNetworkTimeout() != previous) {
+                c.setNetworkTimeout(ABORT_EXECUTOR, previous);
+            }
+        } catch (SQLException e) {
+            log.debug("Restoring the network timeout failed; the connection is likely broken", e);
         }
     }
 

@@ -56,12 +56,13 @@ final class QueueWorker implements Runnable {
     static final long MAX_CLAIM_AHEAD_WAIT_MILLIS = 1000;
 
     /**
-     * A failing claim is retried after at most this long (with jitter), so a worker with a backlog
-     * resumes within about a second of its database returning after an outage, when no NOTIFY
-     * arrives to wake it (issue 8). A failed claim costs one failed connection attempt, so the cap
-     * can be low; the old cap of 30 s left workers idle up to 30 s after a long outage.
+     * A failing claim is retried after at most this long (with jitter, so 250-500 ms), so a worker
+     * with a backlog resumes within a second of its database returning after an outage, when no
+     * NOTIFY arrives to wake it: the pause plus one connection and one claim. A failed claim costs
+     * one failed connection attempt, so the cap can be low; the old cap of 30 s left workers idle up
+     * to 30 s after a long outage.
      */
-    static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 1000;
+    static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 500;
 
     private final String queue;
     private final int slots;

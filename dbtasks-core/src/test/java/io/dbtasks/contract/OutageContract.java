@@ -84,7 +84,7 @@ public abstract class OutageContract extends EngineHarness {
 
         assertThat(resumedMillis)
                 .as("milliseconds from the database returning to the first completed task")
-                .isLessThan(2_500);
+                .isLessThan(1_500);
         eventually().until(() -> runs.get() == 20);
     }
 

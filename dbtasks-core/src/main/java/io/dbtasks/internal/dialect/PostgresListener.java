@@ -25,8 +25,11 @@ import org.slf4j.LoggerFactory;
  * <p>After each {@code LISTEN} the listener sends itself a test notification from another
  * connection and waits up to {@value #CHECK_MILLIS} ms for it. A pooler in transaction mode
  * (PgBouncer's {@code pool_mode = transaction}) runs the {@code LISTEN} on whichever backend is free
- * and drops what that backend hears later, so the test notification never arrives: the listener
- * then logs a warning that names polling as the fallback, gives its connection back and stops.
+ * and drops what that backend hears later, so the test notification never arrives. The listener
+ * stops at once if the sender ran in the listening server session itself (proof that sessions are
+ * shared), or after {@value #MAX_MISSED_CHECKS} checks in a row that timed out (listening again on
+ * a fresh connection each time, in case the server was only slow); it then logs a warning that
+ * names polling as the fallback and gives its connection back.
  */
 final class PostgresListener implements AutoCloseable, Runnable {
     static final String CHANNEL = "dbtasks_task";
@@ -34,6 +37,9 @@ final class PostgresListener implements AutoCloseable, Runnable {
     private static final int WAIT_MILLIS = 500;
     private static final long MAX_BACKOFF_MILLIS = 30_000;
     static final long CHECK_MILLIS = 3000;
+    /** A listener whose test notification did not come back this often in a row stops. */
+    static final int MAX_MISSED_CHECKS = 3;
+
     private static final String CHECK_PREFIX = "dbtasks:listen-check:";
 
     private final DataSource dataSource;
@@ -41,6 +47,7 @@ final class PostgresListener implements AutoCloseable, Runnable {
     private final Duration pollInterval;
     private final Thread thread;
     private volatile Boolean working; // null until the first test notification arrived or did not
+    private int missedChecks; // test notifications in a row that did not come back; listener thread only
     private volatile boolean running = true;
     private volatile Connection connection;
 
@@ -84,6 +91,18 @@ final class PostgresListener implements AutoCloseable, Runnable {
                             }
                         }
                     }
+                    if (!checked
+                            && !sameBackend
+                            && System.nanoTime() - checkDeadline > 0
+                            && ++missedChecks < MAX_MISSED_CHECKS) {
+                        // Maybe only slow: listen again on a fresh connection before giving up.
+                        unlisten(c);
+                        throw new SQLException("the test notification did not arrive within " + CHECK_MILLIS + " ms ("
+                                + missedChecks + " of " + MAX_MISSED_CHECKS + " tries)");
+                    }
+                    if (checked) {
+                        missedChecks = 0;
+                    }
                     if (!checked && (sameBackend || System.nanoTime() - checkDeadline > 0)) {
                         working = false;
                         log.warn(
@@ -94,7 +113,8 @@ final class PostgresListener implements AutoCloseable, Runnable {
                                         + " workers at once. Declare transactionPooling(true) to skip this check",
                                 sameBackend
                                         ? "the server session that ran LISTEN served another connection's transaction"
-                                        : "a test notification did not arrive within " + CHECK_MILLIS + " ms",
+                                        : "a test notification did not arrive within " + CHECK_MILLIS + " ms, "
+                                                + MAX_MISSED_CHECKS + " times",
                                 pollInterval);
                         unlisten(c);
                         return;
