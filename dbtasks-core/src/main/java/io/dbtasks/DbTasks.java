@@ -1,8 +1,11 @@
 package io.dbtasks;
 
+import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.HandlerRegistry;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.once.RunOnceGuards;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;

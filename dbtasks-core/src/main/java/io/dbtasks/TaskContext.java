@@ -1,5 +1,7 @@
 package io.dbtasks;
 
+import io.dbtasks.lock.LeaseLostException;
+
 /**
  * What a running handler knows about its task and lease. One instance per attempt; its methods are
  * safe to call from any thread.

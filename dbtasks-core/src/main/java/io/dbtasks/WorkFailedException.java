@@ -1,5 +1,8 @@
 package io.dbtasks;
 
+import io.dbtasks.inbox.InboxHandler;
+import io.dbtasks.lock.LeasedWork;
+
 /**
  * Work given to dbtasks (a {@link LeasedWork}, an {@link InboxHandler}) threw a checked exception;
  * {@link #getCause()} is that exception. Unchecked exceptions and errors from the work are rethrown

@@ -1,6 +1,7 @@
 package io.dbtasks;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -11,6 +12,11 @@ import org.junit.jupiter.api.Test;
 class ArchitectureTest {
     private static final JavaClasses CORE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.dbtasks");
+    private static final JavaClasses CORE_WITHOUT_ROOT = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(
+                    location -> !location.matches(java.util.regex.Pattern.compile(".*/io/dbtasks/[^/]+\\.class")))
             .importPackages("io.dbtasks");
 
     @Test
@@ -32,6 +38,29 @@ class ArchitectureTest {
                 .doNotHaveSimpleName("DbTasks")
                 .and()
                 .doNotHaveFullyQualifiedName("io.dbtasks.DbTasks$Builder")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.dbtasks.internal..")
+                .check(CORE);
+    }
+
+    /**
+     * The capabilities ({@code lock} with its {@code spi}, {@code once}, {@code inbox}, {@code event},
+     * and {@code internal}, the engine, with its subpackages) depend on each other without cycles.
+     * The root package is left out: {@code DbTasks}, the one entry point, wires the engine that
+     * implements it.
+     */
+    @Test
+    void capabilityPackagesHaveNoCycles() {
+        slices().matching("io.dbtasks.(*)..").should().beFreeOfCycles().check(CORE_WITHOUT_ROOT);
+    }
+
+    @Test
+    void publicCapabilityPackagesDoNotUseInternals() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "io.dbtasks.lock..", "io.dbtasks.once..", "io.dbtasks.inbox..", "io.dbtasks.event..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.dbtasks.internal..")

@@ -12,7 +12,7 @@ import java.util.Collections;
 import java.util.List;
 
 /** Writes the execution history: one row per attempt, in the transaction that settles it. */
-final class Attempts {
+public final class Attempts {
     static final int MAX_MESSAGE = 4000;
     static final int MAX_STACK = 16000;
 
@@ -90,7 +90,7 @@ final class Attempts {
     }
 
     /** A readable one-line reason: {@code ClassName: message}. */
-    static String reason(Throwable t) {
+    public static String reason(Throwable t) {
         String m = t.getMessage();
         return truncate(t.getClass().getName() + (m == null ? "" : ": " + m), MAX_MESSAGE);
     }

@@ -15,22 +15,22 @@ import java.time.Instant;
  * Its expiry is the database's now plus the lease, computed in the same statement, so no expiry
  * ever comes from this machine's clock.
  */
-final class DbClock {
+public final class DbClock {
     /** A token and the expiry of a lease starting now. */
-    record Grant(long token, Instant expiresAt) {}
+    public record Grant(long token, Instant expiresAt) {}
 
     private final Dialect dialect;
     private final String drawSql;
     private final String nowPlusSql;
 
-    DbClock(Dialect dialect) {
+    public DbClock(Dialect dialect) {
         this.dialect = dialect;
         this.drawSql = "SELECT " + dialect.nextToken() + " AS token, " + dialect.nowPlusMillis() + " AS expires_at";
         this.nowPlusSql = "SELECT " + dialect.nowPlusMillis() + " AS expires_at";
     }
 
     /** Draws the next fencing token and the expiry of a lease of {@code leaseMillis} from now. */
-    Grant draw(Connection c, long leaseMillis) throws SQLException {
+    public Grant draw(Connection c, long leaseMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(drawSql)) {
             ps.setLong(1, leaseMillis);
             try (ResultSet rs = ps.executeQuery()) {
@@ -41,7 +41,7 @@ final class DbClock {
     }
 
     /** @return the database's now plus {@code millis} */
-    Instant nowPlus(Connection c, long millis) throws SQLException {
+    public Instant nowPlus(Connection c, long millis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(nowPlusSql)) {
             ps.setLong(1, millis);
             try (ResultSet rs = ps.executeQuery()) {

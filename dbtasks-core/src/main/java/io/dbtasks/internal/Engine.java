@@ -1,12 +1,16 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Inbox;
-import io.dbtasks.LeaseLocks;
-import io.dbtasks.RunOnceGuards;
 import io.dbtasks.Task;
+import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.internal.inbox.JdbcInbox;
+import io.dbtasks.internal.lock.JdbcLeaseLocks;
+import io.dbtasks.internal.once.JdbcRunOnceGuards;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.lock.spi.Renewal;
+import io.dbtasks.once.RunOnceGuards;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,12 +2,9 @@ package io.dbtasks.internal;
 
 import io.dbtasks.NonRetryableException;
 import io.dbtasks.RetryPolicy;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.function.DoubleSupplier;
 
@@ -46,16 +43,6 @@ public record EngineConfig(
 
     /** @return {@code host:pid:random}, unique per engine, at most 200 characters (the column size) */
     public static String defaultWorkerId() {
-        String host;
-        try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            host = "unknown-host";
-        }
-        if (host.length() > 150) { // a long FQDN; keep the most specific labels
-            host = host.substring(0, 150);
-        }
-        String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
-        return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
+        return io.dbtasks.lock.spi.WorkerIds.defaultWorkerId();
     }
 }

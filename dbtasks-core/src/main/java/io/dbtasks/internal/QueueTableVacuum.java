@@ -1,9 +1,9 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;

@@ -16,9 +16,9 @@ import java.util.stream.Collectors;
  * row held by another transaction (a frozen worker between its locking read and its commit) is
  * left for a later run instead of making the sweep, and every batch behind it, wait (issue 8).
  */
-final class Retention {
+public final class Retention {
     /** Rows per batch. */
-    static final int BATCH = 1000;
+    public static final int BATCH = 1000;
 
     private Retention() {}
 
@@ -31,7 +31,8 @@ final class Retention {
      * @return how many rows were deleted
      * @throws IllegalArgumentException if {@code age} is not positive
      */
-    static int deleteInBatches(Jdbc jdbc, Dialect dialect, String table, List<String> key, String where, Duration age) {
+    public static int deleteInBatches(
+            Jdbc jdbc, Dialect dialect, String table, List<String> key, String where, Duration age) {
         if (age.isNegative() || age.isZero()) {
             throw new IllegalArgumentException("age must be positive, got " + age);
         }

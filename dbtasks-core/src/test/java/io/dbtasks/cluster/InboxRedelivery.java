@@ -1,8 +1,8 @@
 package io.dbtasks.cluster;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Inbox;
-import io.dbtasks.InboxResult;
+import io.dbtasks.inbox.Inbox;
+import io.dbtasks.inbox.InboxResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -1,7 +1,7 @@
 package io.dbtasks.cluster;
 
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.dbtasks.cluster;
 
-import io.dbtasks.RunOnceGuards;
-import io.dbtasks.RunOnceResult;
+import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.once.RunOnceResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

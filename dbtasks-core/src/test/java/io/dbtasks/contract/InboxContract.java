@@ -3,9 +3,9 @@ package io.dbtasks.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.dbtasks.Inbox;
-import io.dbtasks.InboxResult;
 import io.dbtasks.WorkFailedException;
+import io.dbtasks.inbox.Inbox;
+import io.dbtasks.inbox.InboxResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

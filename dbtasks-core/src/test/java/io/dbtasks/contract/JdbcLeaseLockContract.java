@@ -3,8 +3,8 @@ package io.dbtasks.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dbtasks.DbTasks;
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -3,9 +3,9 @@ package io.dbtasks.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
-import io.dbtasks.LeaseLostException;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.lock.LeaseLostException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

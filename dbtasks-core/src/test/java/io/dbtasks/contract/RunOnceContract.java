@@ -3,10 +3,10 @@ package io.dbtasks.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.dbtasks.RunOnceGuards;
-import io.dbtasks.RunOnceResult;
-import io.dbtasks.RunOnceResult.Outcome;
 import io.dbtasks.WorkFailedException;
+import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.once.RunOnceResult.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;

@@ -1,11 +1,11 @@
 package io.dbtasks.redis;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
-import io.dbtasks.LeasedWork;
-import io.dbtasks.RunOnceGuards;
-import io.dbtasks.RunOnceResult;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.lock.LeasedWork;
+import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.once.RunOnceResult;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,10 +1,10 @@
 package io.dbtasks.redis;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Lease;
-import io.dbtasks.internal.AbstractLeaseLocks;
-import io.dbtasks.internal.EngineConfig;
-import io.dbtasks.internal.Renewal;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.spi.AbstractLeaseLocks;
+import io.dbtasks.lock.spi.Renewal;
+import io.dbtasks.lock.spi.WorkerIds;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
@@ -21,7 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * {@link io.dbtasks.LeaseLocks} on Redis, for seed 000's "Redis lock + database constraint" setup:
+ * {@link io.dbtasks.lock.LeaseLocks} on Redis, for seed 000's "Redis lock + database constraint" setup:
  * a cheap lock in front of work whose real guarantee is a database row (see {@link
  * RedisFilteredRunOnce}).
  *
@@ -118,7 +118,7 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
      * @throws NullPointerException if {@code connection} is null
      */
     public RedisLeaseLocks(StatefulRedisConnection<String, String> connection) {
-        this(connection, DEFAULT_PREFIX, EngineConfig.defaultWorkerId());
+        this(connection, DEFAULT_PREFIX, WorkerIds.defaultWorkerId());
     }
 
     /**

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.dbtasks.DbTasks;
-import io.dbtasks.Lease;
-import io.dbtasks.RunOnceResult;
-import io.dbtasks.RunOnceResult.Outcome;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.once.RunOnceResult.Outcome;
 import io.dbtasks.testing.LogCapture;
 import io.dbtasks.testing.TestDatabase;
 import io.lettuce.core.RedisClient;

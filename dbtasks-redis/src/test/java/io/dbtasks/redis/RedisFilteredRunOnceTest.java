@@ -3,8 +3,8 @@ package io.dbtasks.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dbtasks.DbTasks;
-import io.dbtasks.RunOnceResult;
-import io.dbtasks.RunOnceResult.Outcome;
+import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.once.RunOnceResult.Outcome;
 import io.dbtasks.testing.TestDatabase;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;

@@ -1,7 +1,7 @@
 package io.dbtasks.redis;
 
-import io.dbtasks.LeaseLocks;
 import io.dbtasks.contract.LeaseLockContract;
+import io.dbtasks.lock.LeaseLocks;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

@@ -1,12 +1,19 @@
-package io.dbtasks.internal;
+package io.dbtasks.internal.once;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Lease;
-import io.dbtasks.LeasedWork;
-import io.dbtasks.RunOnceGuards;
-import io.dbtasks.RunOnceResult;
-import io.dbtasks.RunOnceResult.Outcome;
+import io.dbtasks.internal.Attempts;
+import io.dbtasks.internal.DbClock;
+import io.dbtasks.internal.Jdbc;
+import io.dbtasks.internal.Retention;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeasedWork;
+import io.dbtasks.lock.spi.AbstractLeaseLocks;
+import io.dbtasks.lock.spi.Owners;
+import io.dbtasks.lock.spi.Renewal;
+import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.once.RunOnceResult.Outcome;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * AND status = 'FAILED'}, renewal and completion by {@code token = <ours> AND status = 'RUNNING'}.
  * A write that changes 0 rows lost a race and the claim reads the row again.
  */
-final class JdbcRunOnceGuards implements RunOnceGuards {
+public final class JdbcRunOnceGuards implements RunOnceGuards {
     private static final Logger log = LoggerFactory.getLogger(JdbcRunOnceGuards.class);
     private static final int MAX_KEY = 255;
     private static final int MAX_TRIES = 5;
@@ -44,7 +51,13 @@ final class JdbcRunOnceGuards implements RunOnceGuards {
     private final String renewSql;
     private final String finishSql;
 
-    JdbcRunOnceGuards(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
+    /**
+     * @param jdbc the engine's connections
+     * @param dialect the database's dialect
+     * @param workerId this process's name in every guard's owner
+     * @param renewal the heartbeat of running work
+     */
+    public JdbcRunOnceGuards(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.clock = new DbClock(dialect);

@@ -1,4 +1,4 @@
-package io.dbtasks;
+package io.dbtasks.inbox;
 
 import java.sql.Connection;
 

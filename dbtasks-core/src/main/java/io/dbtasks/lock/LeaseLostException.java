@@ -1,4 +1,6 @@
-package io.dbtasks;
+package io.dbtasks.lock;
+
+import io.dbtasks.DbTasksException;
 
 /**
  * The worker no longer holds the task's lease: it expired and another worker took the task, an

@@ -1,9 +1,12 @@
-package io.dbtasks.internal;
+package io.dbtasks.internal.inbox;
 
-import io.dbtasks.Inbox;
-import io.dbtasks.InboxHandler;
-import io.dbtasks.InboxResult;
+import io.dbtasks.inbox.Inbox;
+import io.dbtasks.inbox.InboxHandler;
+import io.dbtasks.inbox.InboxResult;
+import io.dbtasks.internal.Jdbc;
+import io.dbtasks.internal.Retention;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.lock.spi.WorkFailures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,7 +19,7 @@ import java.util.Objects;
  * inserted first, so a concurrent duplicate waits on the primary key while the handler runs, and
  * is decided by how the first transaction ends.
  */
-final class JdbcInbox implements Inbox {
+public final class JdbcInbox implements Inbox {
     private static final int MAX_CONSUMER = 200;
     private static final int MAX_MESSAGE_ID = 255;
     private static final int MAX_TRIES = 3;
@@ -25,7 +28,11 @@ final class JdbcInbox implements Inbox {
     private final Dialect dialect;
     private final String insertSql;
 
-    JdbcInbox(Jdbc jdbc, Dialect dialect) {
+    /**
+     * @param jdbc the engine's connections
+     * @param dialect the database's dialect
+     */
+    public JdbcInbox(Jdbc jdbc, Dialect dialect) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.insertSql = "INSERT INTO dbtasks_inbox (consumer, message_id, received_at) VALUES (?, ?, " + dialect.now()

@@ -1,9 +1,12 @@
-package io.dbtasks.internal;
+package io.dbtasks.lock.spi;
 
 import io.dbtasks.WorkFailedException;
 
-/** Passes on what a caller's work threw, as the API documents it. */
-final class WorkFailures {
+/**
+ * Passes on what a caller's work threw, as {@link io.dbtasks.lock.LeaseLocks} documents it: for
+ * stores built on {@link AbstractLeaseLocks}. Stateless; thread-safe.
+ */
+public final class WorkFailures {
     private WorkFailures() {}
 
     /**
@@ -12,7 +15,7 @@ final class WorkFailures {
      *
      * @return never; declared so callers can write {@code throw rethrow(...)}
      */
-    static RuntimeException rethrow(String what, Throwable t) {
+    public static RuntimeException rethrow(String what, Throwable t) {
         if (t instanceof RuntimeException r) {
             throw r;
         }

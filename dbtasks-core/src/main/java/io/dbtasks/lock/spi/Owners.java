@@ -1,4 +1,4 @@
-package io.dbtasks.internal;
+package io.dbtasks.lock.spi;
 
 /** Names the holder of a lock or run-once lease: the engine's worker id and the calling thread. */
 public final class Owners {

@@ -1,9 +1,9 @@
-package io.dbtasks.internal;
+package io.dbtasks.lock.spi;
 
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLocks;
-import io.dbtasks.LeaseLostException;
-import io.dbtasks.LeasedWork;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.lock.LeaseLostException;
+import io.dbtasks.lock.LeasedWork;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -176,7 +176,7 @@ public abstract class AbstractLeaseLocks implements LeaseLocks {
     }
 
     /** @throws IllegalArgumentException if {@code d} is zero or negative */
-    protected static void requirePositive(Duration d, String what) {
+    public static void requirePositive(Duration d, String what) {
         if (d.isNegative() || d.isZero()) {
             throw new IllegalArgumentException(what + " must be positive, got " + d);
         }

@@ -1,7 +1,7 @@
-package io.dbtasks.internal;
+package io.dbtasks.lock.spi;
 
-import io.dbtasks.Lease;
-import io.dbtasks.LeasedWork;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeasedWork;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;

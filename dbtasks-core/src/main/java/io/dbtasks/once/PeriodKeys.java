@@ -1,4 +1,4 @@
-package io.dbtasks;
+package io.dbtasks.once;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,5 +1,7 @@
-package io.dbtasks;
+package io.dbtasks.inbox;
 
+import io.dbtasks.DbTasksException;
+import io.dbtasks.WorkFailedException;
 import java.sql.Connection;
 import java.time.Duration;
 

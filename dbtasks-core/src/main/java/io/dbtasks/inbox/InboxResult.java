@@ -1,4 +1,4 @@
-package io.dbtasks;
+package io.dbtasks.inbox;
 
 /** What {@link Inbox#receive} did with a delivery. */
 public enum InboxResult {

@@ -1,5 +1,8 @@
-package io.dbtasks;
+package io.dbtasks.lock;
 
+import io.dbtasks.DbTasks;
+import io.dbtasks.DbTasksException;
+import io.dbtasks.WorkFailedException;
 import java.time.Duration;
 import java.util.Optional;
 

@@ -1,5 +1,6 @@
-package io.dbtasks;
+package io.dbtasks.lock;
 
+import io.dbtasks.once.RunOnceGuards;
 import java.time.Instant;
 import java.util.Objects;
 

@@ -1,4 +1,6 @@
-package io.dbtasks;
+package io.dbtasks.lock;
+
+import io.dbtasks.once.RunOnceGuards;
 
 /**
  * Work that runs while its caller holds a {@link Lease}: the body of {@link

@@ -1,11 +1,11 @@
-package io.dbtasks.internal;
+package io.dbtasks.lock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dbtasks.DbTasks;
-import io.dbtasks.Lease;
-import io.dbtasks.LeaseLostException;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLostException;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,5 +1,7 @@
-package io.dbtasks;
+package io.dbtasks.once;
 
+import io.dbtasks.DbTasksException;
+import io.dbtasks.lock.LeasedWork;
 import java.time.Duration;
 
 /**

@@ -1,5 +1,7 @@
-package io.dbtasks;
+package io.dbtasks.once;
 
+import io.dbtasks.WorkFailedException;
+import io.dbtasks.lock.Lease;
 import java.util.Objects;
 import java.util.Optional;
 

@@ -1,7 +1,11 @@
-package io.dbtasks.internal;
+package io.dbtasks.internal.lock;
 
-import io.dbtasks.Lease;
+import io.dbtasks.internal.DbClock;
+import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.spi.AbstractLeaseLocks;
+import io.dbtasks.lock.spi.Renewal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,7 +30,7 @@ import java.util.Optional;
  * <p>Waiters line up in {@code dbtasks_lock_waiter}: a ticket from the same sequence, kept alive by
  * each check of its place, which is the number of live smaller tickets of the name.
  */
-final class JdbcLeaseLocks extends AbstractLeaseLocks {
+public final class JdbcLeaseLocks extends AbstractLeaseLocks {
     private static final int MAX_TRIES = 5;
 
     private final Jdbc jdbc;
@@ -42,7 +46,13 @@ final class JdbcLeaseLocks extends AbstractLeaseLocks {
     private final String refreshSql;
     private final String aheadSql;
 
-    JdbcLeaseLocks(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
+    /**
+     * @param jdbc the engine's connections
+     * @param dialect the database's dialect
+     * @param workerId this process's name in every grant's owner
+     * @param renewal the heartbeat of {@code withLock}
+     */
+    public JdbcLeaseLocks(Jdbc jdbc, Dialect dialect, String workerId, Renewal renewal) {
         super(workerId, renewal);
         this.jdbc = jdbc;
         this.dialect = dialect;

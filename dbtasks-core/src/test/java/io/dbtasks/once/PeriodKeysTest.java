@@ -1,4 +1,4 @@
-package io.dbtasks;
+package io.dbtasks.once;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,0 +1,5 @@
+/**
+ * The processed-message inbox: each message takes effect once per consumer, however often it is
+ * delivered ({@link io.dbtasks.inbox.Inbox}, from {@code DbTasks.inbox()}).
+ */
+package io.dbtasks.inbox;
