@@ -263,6 +263,21 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * The kind registered under {@code name}, with the payload type its handler reads, so that a
+     * caller (a REST API, say) can check or convert a payload before enqueueing it.
+     *
+     * @param name a kind name; may be {@code null}
+     * @return the kind, or empty if no handler is registered for it
+     */
+    public Optional<TaskKind<?>> kind(String name) {
+        if (name == null) {
+            return Optional.empty();
+        }
+        HandlerRegistry.Registration<?> r = engine.handlers().find(name);
+        return r == null ? Optional.empty() : Optional.of(TaskKind.of(r.kind(), r.payloadType()));
+    }
+
+    /**
      * Named lease locks with fencing tokens in this engine's database ({@code dbtasks_lock}); usable
      * before {@link #start()} and on an engine without workers. Renewals of {@code withLock} stop when
      * the engine is stopped.
@@ -403,6 +418,34 @@ public final class DbTasks implements AutoCloseable {
         public <P> Builder handler(String kind, Class<P> payloadType, TaskHandler<P> handler) {
             handlers.register(kind, payloadType, handler);
             return this;
+        }
+
+        /**
+         * Registers the handler for a typed kind; the same as {@code handler(kind.name(),
+         * kind.payloadType(), handler)}.
+         *
+         * @param kind the kind and its payload type
+         * @param handler the handler, thread-safe
+         * @param <P> the payload type
+         * @return this
+         * @throws IllegalArgumentException if the kind already has a handler
+         */
+        public <P> Builder handler(TaskKind<P> kind, TaskHandler<P> handler) {
+            return handler(kind.name(), kind.payloadType(), handler);
+        }
+
+        /**
+         * Registers a transactional handler for a typed kind; see {@link
+         * #transactionalHandler(String, Class, TransactionalTaskHandler)}.
+         *
+         * @param kind the kind and its payload type
+         * @param handler the handler, thread-safe
+         * @param <P> the payload type
+         * @return this
+         * @throws IllegalArgumentException if the kind already has a handler
+         */
+        public <P> Builder transactionalHandler(TaskKind<P> kind, TransactionalTaskHandler<P> handler) {
+            return transactionalHandler(kind.name(), kind.payloadType(), handler);
         }
 
         /**

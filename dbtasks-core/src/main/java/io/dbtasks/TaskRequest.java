@@ -88,6 +88,29 @@ public record TaskRequest(
         return builder(kind).payload(payload).build();
     }
 
+    /**
+     * A request for a typed kind with {@code payload} and every other field defaulted; the compiler
+     * checks that the payload is of the kind's type.
+     *
+     * @param kind the kind
+     * @param payload the payload, of the kind's type; {@code null} for none
+     * @param <P> the payload type
+     * @return the request
+     */
+    public static <P> TaskRequest of(TaskKind<P> kind, P payload) {
+        return builder(kind.name()).payload(payload).build();
+    }
+
+    /**
+     * A builder for a request of a typed kind.
+     *
+     * @param kind the kind
+     * @return the builder, with the kind's name set
+     */
+    public static Builder builder(TaskKind<?> kind) {
+        return builder(kind.name());
+    }
+
     private static void requireName(String value, String field) {
         Objects.requireNonNull(value, field);
         if (value.isBlank() || value.length() > MAX_NAME_LENGTH) {

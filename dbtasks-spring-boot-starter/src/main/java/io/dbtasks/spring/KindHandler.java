@@ -42,6 +42,18 @@ public interface KindHandler<P> extends TaskHandler<P> {
      * @return a handler reporting {@code kind} and {@code payloadType}
      * @throws NullPointerException if an argument is {@code null}
      */
+    /**
+     * A handler bean for a typed kind.
+     *
+     * @param kind the kind and its payload type
+     * @param handler the handler, thread-safe
+     * @param <P> the payload type
+     * @return the handler bean
+     */
+    static <P> KindHandler<P> of(io.dbtasks.TaskKind<P> kind, TaskHandler<P> handler) {
+        return of(kind.name(), kind.payloadType(), handler);
+    }
+
     static <P> KindHandler<P> of(String kind, Class<P> payloadType, TaskHandler<P> handler) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(payloadType, "payloadType");

@@ -6,17 +6,15 @@ import io.dbtasks.InvalidPayloadException;
 import io.dbtasks.Page;
 import io.dbtasks.Task;
 import io.dbtasks.TaskFilter;
+import io.dbtasks.TaskKind;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
-import io.dbtasks.spring.KindHandler;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -42,18 +40,14 @@ public class TaskController {
 
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
-    private final Map<String, Class<?>> payloadTypes;
 
     /**
      * @param dbTasks the engine
      * @param mapper the application's mapper, for payloads
-     * @param handlers the handler beans, to know which kinds need a payload
      */
-    public TaskController(DbTasks dbTasks, JsonMapper mapper, List<KindHandler<?>> handlers) {
+    public TaskController(DbTasks dbTasks, JsonMapper mapper) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
-        this.payloadTypes =
-                handlers.stream().collect(Collectors.toUnmodifiableMap(KindHandler::kind, KindHandler::payloadType));
     }
 
     /**
@@ -90,7 +84,7 @@ public class TaskController {
 
     /** Reads the payload as the kind's type, as a worker will, so a task that cannot run is refused now. */
     private void validatePayload(String kind, JsonNode payload) {
-        Class<?> type = payloadTypes.get(kind);
+        Class<?> type = dbTasks.kind(kind).map(TaskKind::payloadType).orElse(null);
         if (payload == null && type != null && type != Void.class) {
             // The engine accepts a missing payload for any kind; these handlers cannot run without one.
             throw new BadRequestException(

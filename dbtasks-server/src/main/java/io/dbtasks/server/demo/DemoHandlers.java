@@ -1,6 +1,7 @@
 package io.dbtasks.server.demo;
 
 import io.dbtasks.NonRetryableException;
+import io.dbtasks.TaskKind;
 import io.dbtasks.spring.KindHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,24 +16,24 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class DemoHandlers {
     /** Runs {@link OrderService#noParamTask()}; no payload. */
-    public static final String NO_PARAM = "order.no-param";
+    public static final TaskKind<Void> NO_PARAM = TaskKind.of("order.no-param", Void.class);
     /** Runs {@link OrderService#syncOrder(Long, String)} with a {@link SyncOrder}. */
-    public static final String SYNC = "order.sync";
+    public static final TaskKind<SyncOrder> SYNC = TaskKind.of("order.sync", SyncOrder.class);
     /** Runs {@link OrderService#createOrder(OrderDto)} with an {@link OrderDto}. */
-    public static final String CREATE = "order.create";
+    public static final TaskKind<OrderDto> CREATE = TaskKind.of("order.create", OrderDto.class);
     /** Fails its first {@link FlakyPayload#failTimes()} attempts, then succeeds. */
-    public static final String FLAKY = "demo.flaky";
+    public static final TaskKind<FlakyPayload> FLAKY = TaskKind.of("demo.flaky", FlakyPayload.class);
 
     private static final Logger log = LoggerFactory.getLogger(DemoHandlers.class);
 
     @Bean
     KindHandler<Void> noParamHandler(OrderService orders) {
-        return KindHandler.of(NO_PARAM, Void.class, (ctx, none) -> orders.noParamTask());
+        return KindHandler.of(NO_PARAM, (ctx, none) -> orders.noParamTask());
     }
 
     @Bean
     KindHandler<SyncOrder> syncOrderHandler(OrderService orders) {
-        return KindHandler.of(SYNC, SyncOrder.class, (ctx, p) -> {
+        return KindHandler.of(SYNC, (ctx, p) -> {
             SyncOrder order = required(p, SYNC);
             orders.syncOrder(order.orderId(), order.operator());
         });
@@ -40,12 +41,12 @@ public class DemoHandlers {
 
     @Bean
     KindHandler<OrderDto> createOrderHandler(OrderService orders) {
-        return KindHandler.of(CREATE, OrderDto.class, (ctx, order) -> orders.createOrder(required(order, CREATE)));
+        return KindHandler.of(CREATE, (ctx, order) -> orders.createOrder(required(order, CREATE)));
     }
 
     @Bean
     KindHandler<FlakyPayload> flakyHandler() {
-        return KindHandler.of(FLAKY, FlakyPayload.class, (ctx, p) -> {
+        return KindHandler.of(FLAKY, (ctx, p) -> {
             FlakyPayload payload = required(p, FLAKY);
             if (ctx.attempt() <= payload.failTimes()) {
                 throw new IllegalStateException("demo.flaky fails attempt " + ctx.attempt() + " of its first "
@@ -59,9 +60,9 @@ public class DemoHandlers {
      * A task enqueued without a payload (not through the API, which refuses it) cannot run, and
      * retrying will not help.
      */
-    private static <P> P required(P payload, String kind) {
+    private static <P> P required(P payload, TaskKind<P> kind) {
         if (payload == null) {
-            throw new NonRetryableException("Task kind '" + kind + "' needs a payload; enqueue it with one");
+            throw new NonRetryableException("Task kind '" + kind.name() + "' needs a payload; enqueue it with one");
         }
         return payload;
     }

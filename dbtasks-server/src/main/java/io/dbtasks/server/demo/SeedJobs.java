@@ -3,6 +3,7 @@ package io.dbtasks.server.demo;
 import io.dbtasks.DbTasks;
 import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.TaskKind;
 import io.dbtasks.TaskRequest;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -52,7 +53,7 @@ public class SeedJobs implements ApplicationRunner {
                         "ORDER-20001"));
     }
 
-    private static TaskRequest seed(String kind, Object payload, String code, String name, String reference) {
+    private static <P> TaskRequest seed(TaskKind<P> kind, P payload, String code, String name, String reference) {
         return TaskRequest.builder(kind)
                 .payload(payload)
                 .idempotencyKey(code)
