@@ -508,25 +508,37 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param lease how long a claim lasts without a heartbeat; default 30 s @return this */
+        /**
+         * @param lease how long a claim lasts without a heartbeat; default 30 s
+         * @return this
+         */
         public Builder lease(Duration lease) {
             this.lease = Objects.requireNonNull(lease, "lease");
             return this;
         }
 
-        /** @param interval how often leases are renewed; default a third of the lease @return this */
+        /**
+         * @param interval how often leases are renewed; default a third of the lease
+         * @return this
+         */
         public Builder heartbeatInterval(Duration interval) {
             this.heartbeatInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 
-        /** @param interval how often idle workers poll; default 500 ms @return this */
+        /**
+         * @param interval how often idle workers poll; default 500 ms
+         * @return this
+         */
         public Builder pollInterval(Duration interval) {
             this.pollInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 
-        /** @param interval how often expired leases are rescued; default 10 s @return this */
+        /**
+         * @param interval how often expired leases are rescued; default 10 s
+         * @return this
+         */
         public Builder rescueInterval(Duration interval) {
             this.rescueInterval = Objects.requireNonNull(interval, "interval");
             return this;
@@ -569,13 +581,19 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param timeout how long {@link DbTasks#close()} waits; default 30 s @return this */
+        /**
+         * @param timeout how long {@link DbTasks#close()} waits; default 30 s
+         * @return this
+         */
         public Builder shutdownTimeout(Duration timeout) {
             this.shutdownTimeout = Objects.requireNonNull(timeout, "timeout");
             return this;
         }
 
-        /** @param size the most tasks one claim takes, 1 to 1000; default 100 @return this */
+        /**
+         * @param size the most tasks one claim takes, 1 to 1000; default 100
+         * @return this
+         */
         public Builder claimBatch(int size) {
             this.claimBatch = size;
             return this;
@@ -597,19 +615,28 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param maxAttempts attempts for tasks that do not say, at least 1; default 3 @return this */
+        /**
+         * @param maxAttempts attempts for tasks that do not say, at least 1; default 3
+         * @return this
+         */
         public Builder defaultMaxAttempts(int maxAttempts) {
             this.defaultMaxAttempts = maxAttempts;
             return this;
         }
 
-        /** @param policy backoff for tasks that do not say @return this */
+        /**
+         * @param policy backoff for tasks that do not say
+         * @return this
+         */
         public Builder defaultRetryPolicy(RetryPolicy policy) {
             this.defaultRetryPolicy = Objects.requireNonNull(policy, "policy");
             return this;
         }
 
-        /** @param timeout per-attempt timeout for tasks that do not say; default none @return this */
+        /**
+         * @param timeout per-attempt timeout for tasks that do not say; default none
+         * @return this
+         */
         public Builder defaultTimeout(Duration timeout) {
             this.defaultTimeout = timeout;
             return this;
@@ -627,13 +654,19 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param mapper the Jackson mapper for payloads; default one without default typing @return this */
+        /**
+         * @param mapper the Jackson mapper for payloads; default one without default typing
+         * @return this
+         */
         public Builder jsonMapper(JsonMapper mapper) {
             this.jsonMapper = Objects.requireNonNull(mapper, "mapper");
             return this;
         }
 
-        /** @param migrate whether {@link #build()} runs the Flyway migrations; default true @return this */
+        /**
+         * @param migrate whether {@link #build()} runs the Flyway migrations; default true
+         * @return this
+         */
         public Builder migrate(boolean migrate) {
             this.migrate = migrate;
             return this;
@@ -668,7 +701,10 @@ public final class DbTasks implements AutoCloseable {
             return this;
         }
 
-        /** @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests @return this */
+        /**
+         * @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests
+         * @return this
+         */
         public Builder random(DoubleSupplier random) {
             this.random = Objects.requireNonNull(random, "random");
             return this;

@@ -76,20 +76,19 @@ public final class RetryPolicy {
     }
 
     /**
-     * Rebuilds a policy from its stored columns.
+     * A policy of any kind, as stored with a task.
      *
      * @param backoff the kind
-     * @param initialMillis the initial wait in milliseconds
-     * @param multiplier the growth per attempt
-     * @param maxMillis the cap in milliseconds
-     * @param jitter the random fraction
+     * @param initial the first wait, positive
+     * @param multiplier the growth per attempt, at least 1 (ignored for {@link Backoff#FIXED})
+     * @param max the cap, at least {@code initial}
+     * @param jitter the random fraction taken off each wait, 0 to 1
      * @return the policy
      * @throws IllegalArgumentException if a value is out of range
+     * @throws NullPointerException if {@code backoff} or a duration is {@code null}
      */
-    public static RetryPolicy of(
-            Backoff backoff, long initialMillis, double multiplier, long maxMillis, double jitter) {
-        return new RetryPolicy(
-                backoff, Duration.ofMillis(initialMillis), multiplier, Duration.ofMillis(maxMillis), jitter);
+    public static RetryPolicy of(Backoff backoff, Duration initial, double multiplier, Duration max, double jitter) {
+        return new RetryPolicy(backoff, initial, multiplier, max, jitter);
     }
 
     /**

@@ -15,7 +15,8 @@ import java.util.Objects;
  * @param queue the queue, or {@code null} for the default
  * @param priority higher runs first among due tasks of a queue
  * @param runAt when it becomes due, or {@code null} for now
- * @param runAfter a delay from the database's now, or {@code null}; ignored when {@code runAt} is set
+ * @param runAfter a delay from the database's now, or {@code null}; at most one of {@code runAt} and
+ *     {@code runAfter} is set
  * @param maxAttempts attempts allowed, or {@code null} for the engine default
  * @param retryPolicy the backoff between attempts, or {@code null} for the engine default
  * @param timeout how long one attempt may run before it is interrupted and TIMED_OUT, or {@code
@@ -54,6 +55,10 @@ public record TaskRequest(
         }
         if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+        }
+        if (runAt != null && runAfter != null) {
+            throw new IllegalArgumentException(
+                    "give runAt (" + runAt + ") or runAfter (" + runAfter + "), not both: a task has one due time");
         }
         if (runAfter != null && runAfter.isNegative()) {
             throw new IllegalArgumentException("runAfter must not be negative, got " + runAfter);
@@ -144,67 +149,100 @@ public record TaskRequest(
             this.kind = kind;
         }
 
-        /** @param payload written as JSON; {@code null} for none @return this */
+        /**
+         * @param payload written as JSON; {@code null} for none
+         * @return this
+         */
         public Builder payload(Object payload) {
             this.payload = payload;
             return this;
         }
 
-        /** @param queue the queue name @return this */
+        /**
+         * @param queue the queue name
+         * @return this
+         */
         public Builder queue(String queue) {
             this.queue = queue;
             return this;
         }
 
-        /** @param priority higher runs first @return this */
+        /**
+         * @param priority higher runs first
+         * @return this
+         */
         public Builder priority(int priority) {
             this.priority = priority;
             return this;
         }
 
-        /** @param runAt when due; {@code null} for now @return this */
+        /**
+         * @param runAt when due; {@code null} for now
+         * @return this
+         */
         public Builder runAt(Instant runAt) {
             this.runAt = runAt;
             return this;
         }
 
-        /** @param delay due this long after the database's now @return this */
+        /**
+         * @param delay due this long after the database's now
+         * @return this
+         */
         public Builder runAfter(Duration delay) {
             this.runAfter = delay;
             return this;
         }
 
-        /** @param maxAttempts at least 1 @return this */
+        /**
+         * @param maxAttempts at least 1
+         * @return this
+         */
         public Builder maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
             return this;
         }
 
-        /** @param retryPolicy the backoff @return this */
+        /**
+         * @param retryPolicy the backoff
+         * @return this
+         */
         public Builder retryPolicy(RetryPolicy retryPolicy) {
             this.retryPolicy = retryPolicy;
             return this;
         }
 
-        /** @param timeout per attempt, positive @return this */
+        /**
+         * @param timeout per attempt, positive
+         * @return this
+         */
         public Builder timeout(Duration timeout) {
             this.timeout = timeout;
             return this;
         }
 
-        /** @param key a unique key, at most {@value TaskRequest#MAX_KEY_LENGTH} characters @return this */
+        /**
+         * @param key a unique key, at most {@value TaskRequest#MAX_KEY_LENGTH} characters
+         * @return this
+         */
         public Builder idempotencyKey(String key) {
             this.idempotencyKey = key;
             return this;
         }
 
-        /** @param name a display name @return this */
+        /**
+         * @param name a display name
+         * @return this
+         */
         public Builder name(String name) {
             this.name = name;
             return this;
         }
 
-        /** @param reference a business reference @return this */
+        /**
+         * @param reference a business reference
+         * @return this
+         */
         public Builder reference(String reference) {
             this.reference = reference;
             return this;

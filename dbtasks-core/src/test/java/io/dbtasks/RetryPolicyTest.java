@@ -111,8 +111,7 @@ class RetryPolicyTest {
     @Test
     void storedColumnsRebuildAnEqualPolicy() {
         RetryPolicy p = RetryPolicy.exponential(Duration.ofMillis(750), 1.5, Duration.ofMinutes(3), 0.25);
-        RetryPolicy back = RetryPolicy.of(
-                p.backoff(), p.initial().toMillis(), p.multiplier(), p.max().toMillis(), p.jitter());
+        RetryPolicy back = RetryPolicy.of(p.backoff(), p.initial(), p.multiplier(), p.max(), p.jitter());
         assertThat(back).isEqualTo(p).hasSameHashCodeAs(p);
         assertThat(RetryPolicy.fixed(Duration.ofSeconds(1))).isNotEqualTo(RetryPolicy.fixed(Duration.ofSeconds(2)));
     }

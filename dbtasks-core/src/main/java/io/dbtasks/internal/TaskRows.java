@@ -50,9 +50,9 @@ final class TaskRows {
         Task task = task(rs);
         RetryPolicy policy = RetryPolicy.of(
                 RetryPolicy.Backoff.valueOf(rs.getString("backoff")),
-                rs.getLong("backoff_initial_ms"),
+                Duration.ofMillis(rs.getLong("backoff_initial_ms")),
                 rs.getDouble("backoff_multiplier"),
-                rs.getLong("backoff_max_ms"),
+                Duration.ofMillis(rs.getLong("backoff_max_ms")),
                 rs.getDouble("backoff_jitter"));
         long timeoutMs = rs.getLong("timeout_ms");
         Duration timeout = rs.wasNull() ? null : Duration.ofMillis(timeoutMs);
