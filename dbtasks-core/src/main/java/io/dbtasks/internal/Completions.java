@@ -43,7 +43,7 @@ final class Completions {
 
     /** One success through the batch path the engine uses; {@code false} if the lease was lost. */
     boolean succeed(Task t, long durationMs) {
-        return succeedAll(List.of(new Success(t, durationMs))).contains(t.leaseToken());
+        return succeedAll(List.of(new Success(t, durationMs))).contains(t.fencingToken());
     }
 
     /**
@@ -95,7 +95,7 @@ final class Completions {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         Success s = byId.get(rs.getLong(1));
-                        if (s != null && s.task().leaseToken() == rs.getLong(2)) {
+                        if (s != null && s.task().fencingToken() == rs.getLong(2)) {
                             held.add(s);
                         }
                     }
@@ -123,7 +123,7 @@ final class Completions {
             Set<Long> tokens = new HashSet<>();
             for (Success s : held) {
                 rows.add(Attempts.Row.of(s.task(), s.durationMs(), AttemptOutcome.SUCCEEDED, null));
-                tokens.add(s.task().leaseToken());
+                tokens.add(s.task().fencingToken());
             }
             attempts.insertAll(c, rows);
             return tokens;
@@ -140,7 +140,7 @@ final class Completions {
             for (int i = 0; i < batch.size(); i++) {
                 Task t = batch.get(i).task();
                 ids[i] = t.id();
-                tokens[i] = t.leaseToken();
+                tokens[i] = t.fencingToken();
                 durations[i] = batch.get(i).durationMs();
                 workers[i] = t.leaseOwner() == null ? "unknown" : t.leaseOwner();
             }
@@ -275,7 +275,7 @@ final class Completions {
                 ps.setString(i++, lastError);
             }
             ps.setLong(i++, t.id());
-            ps.setLong(i, t.leaseToken());
+            ps.setLong(i, t.fencingToken());
             return ps.executeUpdate();
         }
     }

@@ -310,7 +310,7 @@ public final class Engine {
             List<Task> tasks = new ArrayList<>();
             for (Execution e : running) {
                 if (!e.isSettled()) {
-                    live.put(e.task().leaseToken(), e);
+                    live.put(e.task().fencingToken(), e);
                     tasks.add(e.task());
                 }
             }

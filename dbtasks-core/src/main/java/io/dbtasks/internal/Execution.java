@@ -314,7 +314,7 @@ final class Execution implements Runnable, TaskContext {
                 task.kind(),
                 task.attempt(),
                 what,
-                task.leaseToken());
+                task.fencingToken());
     }
 
     private void onTimeout() {
@@ -340,7 +340,7 @@ final class Execution implements Runnable, TaskContext {
                     task.id(),
                     task.kind(),
                     task.attempt(),
-                    task.leaseToken());
+                    task.fencingToken());
         }
         interrupt();
     }
@@ -416,7 +416,7 @@ final class Execution implements Runnable, TaskContext {
 
     @Override
     public long fencingToken() {
-        return task.leaseToken();
+        return task.fencingToken();
     }
 
     @Override
@@ -440,7 +440,7 @@ final class Execution implements Runnable, TaskContext {
             return;
         }
         onLeaseLost();
-        throw new LeaseLostException("Task " + task.id() + " lease token " + task.leaseToken()
+        throw new LeaseLostException("Task " + task.id() + " lease token " + task.fencingToken()
                 + " is no longer held by worker " + task.leaseOwner() + "; stop work and return");
     }
 }

@@ -75,10 +75,10 @@ public final class Leases {
                 for (Task t : tasks) {
                     ps.setLong(1, config.lease().toMillis());
                     ps.setLong(2, t.id());
-                    ps.setLong(3, t.leaseToken());
+                    ps.setLong(3, t.fencingToken());
                     int n = ps.executeUpdate();
                     if (n == 0) {
-                        lost.add(t.leaseToken());
+                        lost.add(t.fencingToken());
                     } else if (n != 1) {
                         throw new IllegalStateException("heartbeat of task " + t.id() + " changed " + n + " rows");
                     }

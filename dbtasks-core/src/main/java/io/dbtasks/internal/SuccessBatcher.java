@@ -159,7 +159,7 @@ final class SuccessBatcher implements Runnable {
             return;
         }
         for (Pending p : batch) {
-            p.done().accept(recorded.contains(p.success().task().leaseToken()));
+            p.done().accept(recorded.contains(p.success().task().fencingToken()));
         }
     }
 }

@@ -85,7 +85,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(all.items()).allSatisfy(t -> {
             assertThat(t.status()).isEqualTo(TaskStatus.SUCCEEDED);
             assertThat(t.attempt()).isEqualTo(1);
-            assertThat(t.leaseToken()).isEqualTo(tokenByTask.get(t.id()));
+            assertThat(t.fencingToken()).isEqualTo(tokenByTask.get(t.id()));
             assertThat(t.leaseOwner()).isNull();
         });
         assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE worker LIKE 'engine-%'"))
@@ -194,7 +194,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
 
         Task settled = awaitStatus(newOwner, id, TaskStatus.SUCCEEDED);
         assertThat(settled.attempt()).isEqualTo(2);
-        assertThat(settled.leaseToken()).isGreaterThan(claimed.leaseToken());
+        assertThat(settled.fencingToken()).isGreaterThan(claimed.fencingToken());
         assertThat(settled.leaseOwner()).isNull();
         List<Attempt> attempts = newOwner.attempts(id);
         assertThat(attempts)
@@ -203,16 +203,16 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         Attempt expired = attempts.get(0);
         assertThat(expired.attempt()).isEqualTo(1);
         assertThat(expired.worker()).isEqualTo("old-owner");
-        assertThat(expired.leaseToken()).isEqualTo(claimed.leaseToken());
+        assertThat(expired.fencingToken()).isEqualTo(claimed.fencingToken());
         assertThat(expired.errorMessage()).contains("expired");
         Attempt rerun = attempts.get(1);
         assertThat(rerun.attempt()).isEqualTo(2);
         assertThat(rerun.worker()).isEqualTo("new-owner");
-        assertThat(rerun.leaseToken()).isEqualTo(settled.leaseToken());
+        assertThat(rerun.fencingToken()).isEqualTo(settled.fencingToken());
 
         release.countDown();
         eventually().alias("old worker's handler to finish").until(() -> oldWorker.runningCount() == 0);
-        return new Takeover(oldWorker, id, claimed.leaseToken(), settled);
+        return new Takeover(oldWorker, id, claimed.fencingToken(), settled);
     }
 
     @Test
@@ -391,7 +391,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                 .id();
         oldWorker.start();
         awaitLatch(started);
-        long oldToken = oldWorker.find(id).orElseThrow().leaseToken();
+        long oldToken = oldWorker.find(id).orElseThrow().fencingToken();
         expireLease(id);
         rescuer.start();
 
@@ -405,7 +405,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         List<Attempt> attempts = rescuer.attempts(id);
         assertThat(attempts).hasSize(1);
         assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.LEASE_EXPIRED);
-        assertThat(attempts.get(0).leaseToken()).isEqualTo(oldToken);
+        assertThat(attempts.get(0).fencingToken()).isEqualTo(oldToken);
         assertThat(attempts.get(0).worker()).isEqualTo("old-owner");
         assertThat(attempts.get(0).finishedAt())
                 .isAfterOrEqualTo(attempts.get(0).startedAt());
@@ -771,7 +771,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         Task done = awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
 
         assertThat(seen).hasSize(4).isSorted().doesNotHaveDuplicates();
-        assertThat(tasks.attempts(id)).extracting(Attempt::leaseToken).containsExactlyElementsOf(seen);
-        assertThat(done.leaseToken()).isEqualTo(seen.get(3));
+        assertThat(tasks.attempts(id)).extracting(Attempt::fencingToken).containsExactlyElementsOf(seen);
+        assertThat(done.fencingToken()).isEqualTo(seen.get(3));
     }
 }

@@ -101,13 +101,13 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(rescued.leaseOwner()).isNull();
         assertThat(rescued.leaseExpiresAt()).isNull();
         Task fresh = claimOne(newWorker);
-        assertThat(fresh.leaseToken()).isGreaterThan(old.leaseToken());
+        assertThat(fresh.fencingToken()).isGreaterThan(old.fencingToken());
         assertThat(fresh.attempt()).isEqualTo(2);
         assertThat(fresh.leaseOwner()).isEqualTo("new");
         Task before = row(newWorker, id);
 
         // Every write of the old worker is guarded by its token and matches 0 rows.
-        assertThat(oldWorker.leases().heartbeat(List.of(old))).containsExactly(old.leaseToken());
+        assertThat(oldWorker.leases().heartbeat(List.of(old))).containsExactly(old.fencingToken());
         Completions stale = oldWorker.completions();
         IllegalStateException boom = new IllegalStateException("stale");
         assertThat(stale.succeed(old, 10)).isFalse();
@@ -133,7 +133,9 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(attempts)
                 .extracting(Attempt::outcome)
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
-        assertThat(attempts).extracting(Attempt::leaseToken).containsExactly(old.leaseToken(), fresh.leaseToken());
+        assertThat(attempts)
+                .extracting(Attempt::fencingToken)
+                .containsExactly(old.fencingToken(), fresh.fencingToken());
         assertThat(attempts).extracting(Attempt::worker).containsExactly("old", "new");
     }
 
@@ -164,14 +166,14 @@ public abstract class LeaseFencingContract extends EngineHarness {
                         new Completions.Success(live, 6),
                         new Completions.Success(taken, 7)));
 
-        assertThat(recorded).containsExactly(live.leaseToken());
+        assertThat(recorded).containsExactly(live.fencingToken());
         assertThat(row(oldWorker, liveId).status()).isEqualTo(TaskStatus.SUCCEEDED);
         assertThat(oldWorker.queries().attempts(liveId))
-                .extracting(Attempt::outcome, Attempt::leaseToken, Attempt::worker)
+                .extracting(Attempt::outcome, Attempt::fencingToken, Attempt::worker)
                 .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple(AttemptOutcome.SUCCEEDED, live.leaseToken(), "old"));
+                        org.assertj.core.groups.Tuple.tuple(AttemptOutcome.SUCCEEDED, live.fencingToken(), "old"));
         assertThat(row(newWorker, fresh.id()).status()).isEqualTo(TaskStatus.RUNNING);
-        assertThat(row(newWorker, fresh.id()).leaseToken()).isEqualTo(fresh.leaseToken());
+        assertThat(row(newWorker, fresh.id()).fencingToken()).isEqualTo(fresh.fencingToken());
         assertThat(row(newWorker, pendingBefore.id())).isEqualTo(pendingBefore);
         for (long id : List.of(staleId, takenId)) {
             assertThat(newWorker.queries().attempts(id))
@@ -192,7 +194,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.completions().retry(t, AttemptOutcome.FAILED, new RuntimeException(), Duration.ZERO, 1))
                 .isEmpty();
         assertThat(w.completions().handBack(t)).isEmpty();
-        assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.leaseToken());
+        assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.fencingToken());
 
         assertThat(row(w, id)).isEqualTo(done);
         assertThat(w.queries().attempts(id)).hasSize(1);
@@ -230,7 +232,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
         assertThat(w.completions().succeed(first, 1)).isFalse();
         assertThat(row(w, id).status()).isEqualTo(TaskStatus.RUNNING);
-        assertThat(row(w, id).leaseToken()).isEqualTo(second.leaseToken());
+        assertThat(row(w, id).fencingToken()).isEqualTo(second.fencingToken());
         assertThat(w.completions().succeed(second, 1)).isTrue();
     }
 
@@ -268,7 +270,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.queries().attempts(id)).isEmpty();
         Task again = claimOne(w);
         assertThat(again.attempt()).isEqualTo(1);
-        assertThat(again.leaseToken()).isGreaterThan(t.leaseToken());
+        assertThat(again.fencingToken()).isGreaterThan(t.fencingToken());
     }
 
     @Test
@@ -353,11 +355,11 @@ public abstract class LeaseFencingContract extends EngineHarness {
                             return mine;
                         }
                         for (TaskRows.Claimed c : got) {
-                            assertThat(c.task().leaseToken()).isGreaterThan(lastToken);
+                            assertThat(c.task().fencingToken()).isGreaterThan(lastToken);
                             mine.add(c.task());
                         }
                         lastToken = got.stream()
-                                .mapToLong(c -> c.task().leaseToken())
+                                .mapToLong(c -> c.task().fencingToken())
                                 .max()
                                 .orElseThrow();
                     }
@@ -372,7 +374,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         }
         assertThat(claimed).hasSize(n);
         assertThat(claimed).extracting(Task::id).doesNotHaveDuplicates();
-        assertThat(claimed).extracting(Task::leaseToken).doesNotHaveDuplicates();
+        assertThat(claimed).extracting(Task::fencingToken).doesNotHaveDuplicates();
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING' AND attempt = 1"))
                 .isEqualTo(n);
     }
