@@ -5,17 +5,17 @@ import io.dbtasks.Inbox;
 import io.dbtasks.LeaseLocks;
 import io.dbtasks.RunOnceGuards;
 import io.dbtasks.Task;
+import io.dbtasks.event.WorkerEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -61,8 +61,12 @@ public final class Engine {
 
     static final int MAX_CLAIM_LOOPS = 2;
 
+    /** How long a stop waits for listeners to take the events still queued. */
+    static final Duration EVENT_DRAIN = Duration.ofSeconds(2);
+
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
-    private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+    private final RunningSet running = new RunningSet();
+    private final Events events;
     private final Object lifecycle = new Object();
     private volatile boolean started;
     private volatile boolean closed;
@@ -80,11 +84,13 @@ public final class Engine {
         this.handlers = handlers;
         this.dataSource = dataSource;
         this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
+        this.events = new Events(config.workerId(), config.listeners());
+        this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
-        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
+        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events);
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
-        this.leases = new Leases(jdbc, dialect, attempts, config);
+        this.leases = new Leases(jdbc, dialect, attempts, config, events);
         this.completions = new Completions(jdbc, dialect, attempts);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
@@ -145,6 +151,7 @@ public final class Engine {
             started = true;
             if (config.queues().isEmpty()) {
                 log.info("dbtasks {} started without workers (producer only)", config.workerId());
+                events.publish(new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), Map.of(), Instant.now()));
                 return;
             }
             int threads = config.queues().values().stream()
@@ -164,6 +171,28 @@ public final class Engine {
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
+            Execution.Wiring wiring = new Execution.Wiring(
+                    handlers,
+                    new Completer(jdbc, completions, leases, successes),
+                    scheduler,
+                    events,
+                    config::isNonRetryable,
+                    config.random());
+            Duration longRunning = config.longRunningThreshold();
+            if (events.enabled() && !longRunning.isZero()) {
+                long every = Math.max(
+                        10,
+                        Math.min(
+                                        longRunning.toMillis(),
+                                        config.heartbeatInterval().toMillis())
+                                / 2);
+                long thresholdNanos = longRunning.toNanos();
+                scheduler.scheduleWithFixedDelay(
+                        () -> running.snapshot().forEach(e -> e.checkLongRunning(thresholdNanos)),
+                        every,
+                        every,
+                        TimeUnit.MILLISECONDS);
+            }
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
@@ -180,13 +209,15 @@ public final class Engine {
                 List<QueueWorker> list = new ArrayList<>(loops);
                 for (int i = 0; i < loops; i++) {
                     int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                    QueueWorker w = new QueueWorker(queue, slots, this);
+                    QueueWorker w = new QueueWorker(queue, slots, config, leases::claim, executor, running, wiring);
                     list.add(w);
                     w.start();
                 }
                 workers.put(queue, List.copyOf(list));
             });
             listener = listen ? dialect.listen(dataSource, this::wake, config.pollInterval()) : null;
+            events.publish(
+                    new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), config.queues(), Instant.now()));
             log.info(
                     "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
                     config.workerId(),
@@ -205,30 +236,25 @@ public final class Engine {
             closed = true;
             renewal.close();
             if (!started || workers.isEmpty()) {
+                if (started) {
+                    events.publish(
+                            new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), Map.of(), Instant.now()));
+                }
+                events.close(EVENT_DRAIN);
                 return true;
             }
             for (List<QueueWorker> loops : workers.values()) {
                 for (QueueWorker w : loops) {
                     try {
-                        w.stop().forEach(this::handBackUnstarted);
+                        w.stop().forEach(w::handBackUnstarted);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
                 }
             }
             closeListener();
-            long deadline = System.nanoTime() + timeout.toNanos();
-            synchronized (running) {
-                while (!running.isEmpty() && System.nanoTime() < deadline) {
-                    try {
-                        running.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
-            List<Execution> unfinished = new ArrayList<>(running);
+            running.awaitEmpty(System.nanoTime() + timeout.toNanos());
+            List<Execution> unfinished = running.snapshot();
             for (Execution e : unfinished) {
                 e.handBack();
             }
@@ -238,6 +264,9 @@ public final class Engine {
                 executor.shutdownNow();
             }
             log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
+            events.publish(
+                    new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
+            events.close(EVENT_DRAIN);
             return unfinished.isEmpty();
         }
     }
@@ -260,43 +289,6 @@ public final class Engine {
         return running.size();
     }
 
-    /** Registers a claimed task, so the heartbeat renews its lease from now on, even before it starts. */
-    Execution track(TaskRows.Claimed claimed, QueueWorker worker) {
-        Execution e = new Execution(claimed, this, worker);
-        running.add(e);
-        return e;
-    }
-
-    /** A task claimed ahead that never started goes back to PENDING without using an attempt. */
-    void handBackUnstarted(Execution e) {
-        e.handBack();
-        if (running.remove(e)) {
-            synchronized (running) {
-                running.notifyAll(); // a stop may be waiting for the last tracked task
-            }
-        }
-    }
-
-    /** Hands a tracked task to the handler executor; if it refuses, the task is handed back. */
-    void dispatch(Execution e) {
-        try {
-            executor.execute(e);
-        } catch (RejectedExecutionException rejected) {
-            log.warn("Executor rejected task {}; handing it back", e.task().id());
-            e.handBack();
-            finished(e);
-        }
-    }
-
-    void finished(Execution e) {
-        if (running.remove(e)) {
-            e.worker().released(e.handlerNanos());
-            synchronized (running) {
-                running.notifyAll();
-            }
-        }
-    }
-
     private void wake(String queue) {
         for (QueueWorker w : workers.getOrDefault(queue, List.of())) {
             w.wakeUp();
@@ -308,7 +300,7 @@ public final class Engine {
             // By lease token, not task id: a stale and a current execution of one task may both be here.
             Map<Long, Execution> live = new java.util.HashMap<>();
             List<Task> tasks = new ArrayList<>();
-            for (Execution e : running) {
+            for (Execution e : running.snapshot()) {
                 if (!e.isSettled()) {
                     live.put(e.task().fencingToken(), e);
                     tasks.add(e.task());
@@ -352,8 +344,14 @@ public final class Engine {
         return jdbc.health();
     }
 
-    public EngineConfig config() {
-        return config;
+    /** @return the engine's worker id */
+    public String workerId() {
+        return config.workerId();
+    }
+
+    /** @return how long {@code DbTasks.close()} waits for running tasks */
+    public Duration shutdownTimeout() {
+        return config.shutdownTimeout();
     }
 
     public Dialect dialect() {
@@ -388,28 +386,8 @@ public final class Engine {
         return inbox;
     }
 
-    SuccessBatcher successes() {
-        return successes;
-    }
-
-    DataSource dataSource() {
-        return dataSource;
-    }
-
-    /** @return the engine's connections, with its statement timeout and health count */
-    Jdbc jdbc() {
-        return jdbc;
-    }
-
-    Leases leases() {
-        return leases;
-    }
-
-    Completions completions() {
-        return completions;
-    }
-
-    ScheduledExecutorService scheduler() {
-        return scheduler;
+    /** @return events dropped because a listener's queue was full; see {@link Events} */
+    public long droppedEvents() {
+        return events.dropped();
     }
 }

@@ -2,6 +2,7 @@ package io.dbtasks.internal;
 
 import io.dbtasks.NonRetryableException;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.event.TaskEventListener;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -11,7 +12,12 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.function.DoubleSupplier;
 
-/** The validated, immutable settings of one engine; built by {@code DbTasks.Builder}. */
+/**
+ * The validated, immutable settings of one engine; built by {@code DbTasks.Builder}.
+ *
+ * <p>{@code listeners} receive the engine's events; {@code longRunningThreshold} is how long a
+ * handler may run before a {@code LONG_RUNNING} event, {@link Duration#ZERO} for never.
+ */
 public record EngineConfig(
         String workerId,
         Map<String, Integer> queues,
@@ -29,7 +35,9 @@ public record EngineConfig(
         List<Class<? extends Throwable>> nonRetryable,
         DoubleSupplier random,
         Duration vacuumInterval,
-        Duration statementTimeout) {
+        Duration statementTimeout,
+        List<TaskEventListener> listeners,
+        Duration longRunningThreshold) {
 
     /** @return whether a throwable ends its task without retry */
     public boolean isNonRetryable(Throwable t) {

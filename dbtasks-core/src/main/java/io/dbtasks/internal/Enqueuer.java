@@ -4,6 +4,7 @@ import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -29,6 +30,7 @@ public final class Enqueuer {
     private final HandlerRegistry handlers;
     private final EngineConfig config;
     private final Consumer<String> wake;
+    private final Events events;
     /** The most keyless tasks one multi-row INSERT takes (17 parameters each). */
     static final int MAX_MULTI_ROW = 500;
 
@@ -37,7 +39,14 @@ public final class Enqueuer {
     private final String insertSql;
     private final String insertWithKeySql;
 
-    Enqueuer(Jdbc jdbc, Dialect dialect, HandlerRegistry handlers, EngineConfig config, Consumer<String> wake) {
+    Enqueuer(
+            Jdbc jdbc,
+            Dialect dialect,
+            HandlerRegistry handlers,
+            EngineConfig config,
+            Consumer<String> wake,
+            Events events) {
+        this.events = events;
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
@@ -82,7 +91,15 @@ public final class Enqueuer {
         return payloads;
     }
 
+    /** Publishes ENQUEUED for the new tasks, then wakes their queues' local workers. */
     private void wakeQueues(List<EnqueueResult> results) {
+        if (events.enabled()) {
+            for (EnqueueResult r : results) {
+                if (!r.duplicate()) {
+                    events.task(TaskEvent.Type.ENQUEUED, r.task(), null);
+                }
+            }
+        }
         newTaskQueues(results).forEach(wake);
     }
 

@@ -8,16 +8,21 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.PostgresPooling;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,10 +38,34 @@ import org.slf4j.LoggerFactory;
 final class Execution implements Runnable, TaskContext {
     private static final Logger log = LoggerFactory.getLogger(Execution.class);
 
+    /**
+     * What every execution of one engine shares: its handlers, the outcome sink, the timer for
+     * timeouts, the event publisher and the retry rules.
+     *
+     * @param handlers the registered handlers, by kind
+     * @param completer where outcomes are written
+     * @param timer runs timeouts
+     * @param events publishes what happened
+     * @param nonRetryable whether a throwable ends its task without retry
+     * @param random uniform numbers in [0, 1) for backoff jitter
+     */
+    record Wiring(
+            HandlerRegistry handlers,
+            Completer completer,
+            ScheduledExecutorService timer,
+            Events events,
+            Predicate<Throwable> nonRetryable,
+            DoubleSupplier random) {}
+
     private final TaskRows.Claimed claimed;
     private final Task task;
-    private final Engine engine;
-    private final QueueWorker worker;
+    private final Wiring wiring;
+    private final Completer completer;
+    private final Events events;
+    private final Consumer<Execution> onDone;
+    private final AtomicBoolean lostReported = new AtomicBoolean();
+    private final AtomicBoolean longRunningReported = new AtomicBoolean();
+    private volatile boolean started;
     private final AtomicBoolean settled = new AtomicBoolean();
     private final long claimedNanos = System.nanoTime();
     private volatile long startNanos = claimedNanos; // reset when it starts: it may wait claimed ahead
@@ -46,15 +75,19 @@ final class Execution implements Runnable, TaskContext {
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
-    Execution(TaskRows.Claimed claimed, Engine engine, QueueWorker worker) {
+    /**
+     * @param claimed the claimed task
+     * @param wiring what the engine's executions share
+     * @param onDone called once the execution has ended on its thread, by its queue worker's
+     *     bookkeeping; not called for an execution handed back before it ran
+     */
+    Execution(TaskRows.Claimed claimed, Wiring wiring, Consumer<Execution> onDone) {
         this.claimed = claimed;
-        this.worker = worker;
         this.task = claimed.task();
-        this.engine = engine;
-    }
-
-    QueueWorker worker() {
-        return worker;
+        this.wiring = wiring;
+        this.completer = wiring.completer();
+        this.events = wiring.events();
+        this.onDone = onDone;
     }
 
     Task task() {
@@ -85,10 +118,11 @@ final class Execution implements Runnable, TaskContext {
             if (cancelRequested && settled.compareAndSet(false, true)) {
                 // cancelled while it waited claimed ahead: it never ran, and is not retried
                 report(
-                        engine.completions()
-                                .cancelled(task, new CancellationException("cancelled before it started"), 0),
+                        completer.cancelled(task, new CancellationException("cancelled before it started"), 0),
                         "cancelled");
             } else if (!settled.get()) {
+                started = true;
+                events.task(TaskEvent.Type.STARTED, task, null);
                 execute();
             }
         } catch (RuntimeException e) {
@@ -108,19 +142,20 @@ final class Execution implements Runnable, TaskContext {
                 }
             }
             Thread.interrupted(); // clear a late interrupt so it does not leak into the pool's next task
-            engine.finished(this);
+            onDone.accept(this);
         }
     }
 
     private void execute() {
-        HandlerRegistry.Registration<?> registration = engine.handlers().find(task.kind());
+        HandlerRegistry handlers = wiring.handlers();
+        HandlerRegistry.Registration<?> registration = handlers.find(task.kind());
         if (registration == null) {
-            settleFailure(engine.handlers().unknownKind(task.kind()), AttemptOutcome.FAILED, false);
+            settleFailure(handlers.unknownKind(task.kind()), AttemptOutcome.FAILED, false);
             return;
         }
         Object payload;
         try {
-            payload = engine.handlers().read(task.kind(), task.payload(), registration.payloadType());
+            payload = handlers.read(task.kind(), task.payload(), registration.payloadType());
         } catch (InvalidPayloadException e) {
             settleFailure(e, AttemptOutcome.FAILED, false);
             return;
@@ -128,7 +163,7 @@ final class Execution implements Runnable, TaskContext {
         Duration timeout = claimed.timeout();
         if (timeout != null) {
             synchronized (this) {
-                timeoutFuture = engine.scheduler().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
+                timeoutFuture = wiring.timer().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
             }
         }
         if (registration.transactional() != null) {
@@ -144,8 +179,7 @@ final class Execution implements Runnable, TaskContext {
         }
         handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
-            engine.successes()
-                    .submit(new Completions.Success(task, elapsedMillis()), recorded -> report(recorded, "succeeded"));
+            completer.succeed(task, elapsedMillis(), this::succeeded);
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
@@ -166,11 +200,11 @@ final class Execution implements Runnable, TaskContext {
             // The engine interrupted the handler because an operator cancelled the task; whatever
             // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
             if (settled.compareAndSet(false, true)) {
-                report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
+                report(completer.cancelled(task, t, elapsedMillis()), "cancelled");
             }
             return;
         }
-        settleFailure(t, AttemptOutcome.FAILED, !engine.config().isNonRetryable(t));
+        settleFailure(t, AttemptOutcome.FAILED, !wiring.nonRetryable().test(t));
     }
 
     /**
@@ -180,7 +214,7 @@ final class Execution implements Runnable, TaskContext {
     private void executeInTransaction(HandlerRegistry.Registration<?> registration, Object payload) {
         // Borrowed like every engine connection: statementTimeout bounds the handler's statements and
         // the commit, and the outcome counts for health.
-        engine.jdbc().borrow("Transactional task " + task.id(), c -> {
+        completer.borrow("Transactional task " + task.id(), c -> {
             c.setAutoCommit(false);
             try {
                 invokeTransactional(registration, c, payload);
@@ -203,10 +237,11 @@ final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (engine.completions().succeedOn(c, task, elapsedMillis())) {
+            if (completer.succeedOn(c, task, elapsedMillis())) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
+                events.task(TaskEvent.Type.SUCCEEDED, task, null);
             } else {
                 c.rollback();
                 reportLost("returned (its transaction, effects included, was rolled back)");
@@ -254,9 +289,8 @@ final class Execution implements Runnable, TaskContext {
         boolean retry = retryable && task.attempt() < task.maxAttempts();
         boolean recorded;
         if (retry) {
-            Duration delay = claimed.retryPolicy()
-                    .delayAfter(task.attempt(), engine.config().random());
-            Optional<TaskStatus> written = engine.completions().retry(task, outcome, error, delay, elapsedMillis());
+            Duration delay = claimed.retryPolicy().delayAfter(task.attempt(), wiring.random());
+            Optional<TaskStatus> written = completer.retry(task, outcome, error, delay, elapsedMillis());
             recorded = written.isPresent();
             if (written.isPresent() && written.get() == TaskStatus.CANCELLED) {
                 log.info(
@@ -267,6 +301,7 @@ final class Execution implements Runnable, TaskContext {
                         task.maxAttempts(),
                         outcome,
                         Attempts.reason(error));
+                events.task(TaskEvent.Type.CANCELLED, task, Attempts.reason(error));
             } else if (recorded) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
@@ -277,9 +312,10 @@ final class Execution implements Runnable, TaskContext {
                         outcome,
                         Attempts.reason(error),
                         delay.toMillis());
+                events.retryScheduled(task, delay, outcome + ": " + Attempts.reason(error));
             }
         } else {
-            recorded = engine.completions().fail(task, outcome, error, elapsedMillis());
+            recorded = completer.fail(task, outcome, error, elapsedMillis());
             if (recorded) {
                 log.warn(
                         "Task {} ({}) FAILED on attempt {}/{} ({}): {}",
@@ -290,6 +326,7 @@ final class Execution implements Runnable, TaskContext {
                         retryable ? "out of attempts" : "not retryable",
                         Attempts.reason(error),
                         error);
+                events.task(TaskEvent.Type.FAILED, task, outcome + ": " + Attempts.reason(error));
             }
         }
         if (!recorded) {
@@ -297,16 +334,36 @@ final class Execution implements Runnable, TaskContext {
         }
     }
 
+    /** The batch writer's answer for this attempt's success. */
+    private void succeeded(boolean recorded) {
+        if (recorded) {
+            events.task(TaskEvent.Type.SUCCEEDED, task, null);
+        }
+        report(recorded, "succeeded");
+    }
+
+    /** Reports a success or a cancel; only a cancel publishes its event here. */
     private void report(boolean recorded, String what) {
         if (recorded) {
             log.debug("Task {} ({}) attempt {} {}", task.id(), task.kind(), task.attempt(), what);
+            if ("cancelled".equals(what)) {
+                events.task(TaskEvent.Type.CANCELLED, task, "Cancelled by an operator");
+            }
         } else {
             reportLost(what);
         }
     }
 
+    /** Publishes LEASE_LOST once per execution, whoever notices first. */
+    private void publishLost(String detail) {
+        if (lostReported.compareAndSet(false, true)) {
+            events.task(TaskEvent.Type.LEASE_LOST, task, detail);
+        }
+    }
+
     private void reportLost(String what) {
         leaseLost = true;
+        publishLost(what + " but the lease no longer holds; result discarded");
         log.warn(
                 "Task {} ({}) attempt {}: {} but lease token {} no longer holds (the lease expired and was taken"
                         + " over, or an operator changed the task); result discarded",
@@ -334,6 +391,7 @@ final class Execution implements Runnable, TaskContext {
     void onLeaseLost() {
         leaseLost = true;
         if (settled.compareAndSet(false, true)) {
+            publishLost("lease lost (expired and taken over, or changed by an operator); handler interrupted");
             log.warn(
                     "Task {} ({}) attempt {}: lease token {} lost (expired and taken over, or changed by an"
                             + " operator); interrupting the handler and discarding its result",
@@ -362,15 +420,34 @@ final class Execution implements Runnable, TaskContext {
         if (settled.compareAndSet(false, true)) {
             leaseLost = true;
             try {
-                engine.completions()
-                        .handBack(task)
-                        .ifPresent(
-                                status -> log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status));
+                completer.handBack(task).ifPresent(status -> {
+                    log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status);
+                    events.task(
+                            status == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.HANDED_BACK,
+                            task,
+                            status == TaskStatus.CANCELLED ? "Cancelled by an operator; handed back" : null);
+                });
             } catch (DbTasksException e) {
                 log.error("Task {}: could not hand it back; it will be rescued when its lease expires", task.id(), e);
             }
         }
         interrupt();
+    }
+
+    /**
+     * Publishes LONG_RUNNING once if the handler has been running (started, not settled) for at
+     * least {@code thresholdNanos}.
+     */
+    void checkLongRunning(long thresholdNanos) {
+        if (started
+                && !settled.get()
+                && System.nanoTime() - startNanos >= thresholdNanos
+                && longRunningReported.compareAndSet(false, true)) {
+            events.task(
+                    TaskEvent.Type.LONG_RUNNING,
+                    task,
+                    "running for " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos) + " ms");
+        }
     }
 
     private synchronized void interrupt() {
@@ -436,7 +513,7 @@ final class Execution implements Runnable, TaskContext {
 
     @Override
     public void heartbeat() {
-        if (!leaseLost && engine.leases().heartbeat(java.util.List.of(task)).isEmpty()) {
+        if (!leaseLost && completer.renew(task)) {
             return;
         }
         onLeaseLost();

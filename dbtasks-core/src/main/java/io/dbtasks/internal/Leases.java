@@ -3,6 +3,7 @@ package io.dbtasks.internal;
 import io.dbtasks.AttemptOutcome;
 import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -40,8 +41,10 @@ public final class Leases {
     private final TaskRows rows;
     private final Attempts attempts;
     private final EngineConfig config;
+    private final Events events;
 
-    Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config) {
+    Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
+        this.events = events;
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
@@ -51,10 +54,14 @@ public final class Leases {
 
     /** Claims up to {@code limit} due tasks of {@code queue}; see the class comment. */
     List<TaskRows.Claimed> claim(String queue, int limit) {
-        return jdbc.withConnection(
+        List<TaskRows.Claimed> claimed = jdbc.withConnection(
                 "Claim from queue " + queue,
                 c -> dialect.claim(
                         c, queue, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+        for (TaskRows.Claimed c : claimed) {
+            events.task(TaskEvent.Type.CLAIMED, c.task(), null);
+        }
+        return claimed;
     }
 
     /**
@@ -127,6 +134,7 @@ public final class Leases {
                 int attempt,
                 int maxAttempts,
                 String queue,
+                String kind,
                 String owner,
                 boolean cancelRequested,
                 Instant startedAt,
@@ -134,12 +142,13 @@ public final class Leases {
         // One transaction: lock the expired rows no one else holds (SKIP LOCKED), then rescue each
         // with its guarded UPDATE. A row locked by a frozen worker's open transaction is skipped and
         // tried again next round, instead of stalling every task behind it (issue 8).
-        List<String> rescued = jdbc.inTransaction("Rescue expired leases", c -> {
+        record Rescued(Expired task, String reason, TaskStatus next) {}
+        List<Rescued> rescued = jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
             {
                 List<Expired> expired = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
-                        + " queue, lease_owner, cancel_requested, started_at, " + dialect.now()
+                        + " queue, kind, lease_owner, cancel_requested, started_at, " + dialect.now()
                         + " AS db_now FROM dbtasks_task WHERE status = 'RUNNING' AND lease_expires_at < "
                         + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
                         + dialect.forUpdateSkipLocked())) {
@@ -151,6 +160,7 @@ public final class Leases {
                                     rs.getInt("attempt"),
                                     rs.getInt("max_attempts"),
                                     rs.getString("queue"),
+                                    rs.getString("kind"),
                                     rs.getString("lease_owner"),
                                     rs.getBoolean("cancel_requested"),
                                     dialect.getInstant(rs, "started_at"),
@@ -158,7 +168,7 @@ public final class Leases {
                         }
                     }
                 }
-                List<String> done = new ArrayList<>();
+                List<Rescued> done = new ArrayList<>();
                 for (Expired e : expired) {
                     boolean last = e.attempt() >= e.maxAttempts();
                     TaskStatus next =
@@ -191,13 +201,26 @@ public final class Leases {
                                     null,
                                     reason,
                                     null));
-                    done.add("task " + e.id() + ": " + reason + "; now " + next);
+                    done.add(new Rescued(e, reason, next));
                 }
                 return done;
             }
         });
-        for (String r : rescued) {
-            log.warn("Rescued {}", r);
+        Instant now = Instant.now();
+        for (Rescued r : rescued) {
+            Expired e = r.task();
+            log.warn("Rescued task {}: {}; now {}", e.id(), r.reason(), r.next());
+            events.publish(new TaskEvent(
+                    TaskEvent.Type.RESCUED,
+                    e.id(),
+                    e.kind(),
+                    e.queue(),
+                    e.attempt(),
+                    e.token(),
+                    config.workerId(),
+                    now,
+                    null,
+                    r.reason() + "; now " + r.next()));
         }
         return rescued.size();
     }

@@ -9,6 +9,8 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.contract.EngineHarness;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.dialect.Dialects;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +22,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -31,10 +32,16 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public abstract class LeaseFencingContract extends EngineHarness {
     static final String QUEUE = "fenced";
-    private final List<Engine> parts = new ArrayList<>();
+    /** One worker's lease and completion components, wired as an engine wires them, with no threads. */
+    record Worker(
+            Enqueuer enqueuer,
+            TaskQueries queries,
+            TaskOperations operations,
+            Leases leases,
+            Completions completions) {}
 
-    /** An engine (not started) whose lease and completion components act as worker {@code workerId}. */
-    private Engine worker(String workerId) {
+    /** The components of a worker {@code workerId} that is never started. */
+    private Worker worker(String workerId) {
         EngineConfig config = new EngineConfig(
                 workerId,
                 Map.of(QUEUE, 1),
@@ -52,19 +59,24 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 List.of(),
                 () -> 0.5,
                 Duration.ZERO,
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30),
+                List.of(),
+                Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
-        Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false, null);
-        parts.add(e);
-        return e;
+        Dialect dialect = Dialects.detect(dataSource());
+        Jdbc jdbc = new Jdbc(dataSource(), config.statementTimeout(), new HealthTracker());
+        Events events = new Events(workerId, List.of());
+        Attempts attempts = new Attempts(dialect);
+        TaskQueries queries = new TaskQueries(jdbc, dialect);
+        return new Worker(
+                new Enqueuer(jdbc, dialect, HandlerRegistry.builder().build(mapper), config, q -> {}, events),
+                queries,
+                new TaskOperations(jdbc, dialect, queries, q -> {}),
+                new Leases(jdbc, dialect, attempts, config, events),
+                new Completions(jdbc, dialect, attempts));
     }
 
-    @AfterEach
-    void closeParts() {
-        parts.forEach(e -> e.stop(Duration.ZERO));
-    }
-
-    private long enqueue(Engine e, int maxAttempts) {
+    private long enqueue(Worker e, int maxAttempts) {
         return e.enqueuer()
                 .enqueue(List.of(TaskRequest.builder("fenced.work")
                         .queue(QUEUE)
@@ -75,20 +87,20 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 .id();
     }
 
-    private static Task claimOne(Engine e) {
+    private static Task claimOne(Worker e) {
         List<TaskRows.Claimed> claimed = e.leases().claim(QUEUE, 10);
         assertThat(claimed).hasSize(1);
         return claimed.get(0).task();
     }
 
-    private static Task row(Engine e, long id) {
+    private static Task row(Worker e, long id) {
         return e.queries().find(id).orElseThrow();
     }
 
     @Test
     void staleTokenCannotHeartbeatCompleteFailCancelOrHandBackAfterTakeover() {
-        Engine oldWorker = worker("old");
-        Engine newWorker = worker("new");
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
         long id = enqueue(oldWorker, 3);
         Task old = claimOne(oldWorker);
         assertThat(old.leaseOwner()).isEqualTo("old");
@@ -141,8 +153,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void batchedCompletionRecordsOnlyTheAttemptsThatStillHoldTheirLease() {
-        Engine oldWorker = worker("old");
-        Engine newWorker = worker("new");
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
         long staleId = enqueue(oldWorker, 3);
         Task stale = claimOne(oldWorker);
         long liveId = enqueue(oldWorker, 3);
@@ -184,7 +196,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void settledAttemptCannotBeSettledTwice() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task t = claimOne(w);
         assertThat(w.completions().succeed(t, 1)).isTrue();
@@ -202,7 +214,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void successSubmittedAfterTheWriterStoppedIsStillRecorded() throws Exception {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 1);
         Task t = claimOne(w);
         SuccessBatcher writer = new SuccessBatcher(w.completions());
@@ -223,7 +235,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void retriedTaskCannotBeCompletedWithTheTokenOfTheFailedAttempt() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task first = claimOne(w);
         assertThat(w.completions().retry(first, AttemptOutcome.FAILED, new RuntimeException("x"), Duration.ZERO, 1))
@@ -238,8 +250,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void rescueLeavesLiveLeasesAloneAndAHolderMayRenewALeaseNobodyTookOver() {
-        Engine holder = worker("holder");
-        Engine rescuer = worker("rescuer");
+        Worker holder = worker("holder");
+        Worker rescuer = worker("rescuer");
         long id = enqueue(holder, 3);
         Task t = claimOne(holder);
 
@@ -256,7 +268,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void handBackReturnsTheAttemptAndWritesNoAttemptRow() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 1);
         Task t = claimOne(w);
         assertThat(t.attempt()).isEqualTo(1);
@@ -275,7 +287,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void handBackOfATaskAnOperatorAskedToCancelEndsItCancelled() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task t = claimOne(w);
         w.operations().cancel(id); // RUNNING: only flagged, for the worker's next heartbeat
@@ -293,9 +305,9 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void twoRescuersRacingOverTheSameExpiredLeasesRescueEachOnce() throws Exception {
-        Engine holder = worker("holder");
-        Engine a = worker("rescuer-a");
-        Engine b = worker("rescuer-b");
+        Worker holder = worker("holder");
+        Worker a = worker("rescuer-a");
+        Worker b = worker("rescuer-b");
         int n = 30;
         for (int i = 0; i < n; i++) {
             enqueue(holder, 3);
@@ -330,8 +342,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void claimsNeverShareATaskAndTokensStrictlyIncrease() throws Exception {
-        Engine a = worker("a");
-        Engine b = worker("b");
+        Worker a = worker("a");
+        Worker b = worker("b");
         int n = 200;
         List<TaskRequest> batch = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -344,7 +356,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         try {
             CyclicBarrier go = new CyclicBarrier(2);
             List<Future<List<Task>>> futures = new ArrayList<>();
-            for (Engine e : List.of(a, b)) {
+            for (Worker e : List.of(a, b)) {
                 futures.add(pool.submit(() -> {
                     go.await(10, TimeUnit.SECONDS);
                     List<Task> mine = new ArrayList<>();
