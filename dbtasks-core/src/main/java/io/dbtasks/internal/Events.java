@@ -127,6 +127,7 @@ final class Events {
         private final AtomicLong dropped = new AtomicLong();
         private final Thread thread;
         private volatile boolean open = true;
+        private long failures; // delivery thread only
 
         Delivery(TaskEventListener listener, String name) {
             this.listener = listener;
@@ -169,7 +170,15 @@ final class Events {
                     listener.onWorkerEvent((WorkerEvent) e);
                 }
             } catch (RuntimeException | LinkageError ex) {
-                log.warn("Event listener {} threw on {}; it keeps receiving events", listener, e, ex);
+                failures++;
+                if (failures == 1 || failures % 1000 == 0) { // not one stack trace per event
+                    log.warn(
+                            "Event listener {} threw on {} ({} time(s) so far); it keeps receiving events",
+                            listener,
+                            e,
+                            failures,
+                            ex);
+                }
             }
         }
 

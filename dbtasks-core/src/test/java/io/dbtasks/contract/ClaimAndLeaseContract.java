@@ -12,7 +12,8 @@ import io.dbtasks.TaskFilter;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
-import io.dbtasks.testing.LogCapture;
+import io.dbtasks.event.TaskEvent;
+import io.dbtasks.testing.EventRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class ClaimAndLeaseContract extends EngineHarness {
     static final String KIND = "lease.work";
-    static final String EXECUTION_LOGGER = "io.dbtasks.internal.Execution";
+    /** What the old worker of a {@link #takeOver} published. */
+    private final EventRecorder oldWorkerEvents = new EventRecorder();
 
     @Test
     void eachOfFiveHundredTasksRunsExactlyOnceAcrossFourEnginesUnderDistinctTokens() {
@@ -169,6 +171,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         CountDownLatch started = latch();
         CountDownLatch release = latch();
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(60))
                 .rescueInterval(Duration.ofMinutes(10))
@@ -217,30 +220,38 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
 
     @Test
     void expiredLeaseIsTakenOverAndOldTokenCannotComplete() throws Exception {
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {});
+        Takeover t = takeOver((ctx, p) -> {});
 
-            // The old worker returned normally; its guarded completion matched 0 rows.
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
-            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
-        }
+        // The old worker returned normally; its guarded completion matched 0 rows.
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .containsExactly(
+                        TaskEvent.Type.ENQUEUED,
+                        TaskEvent.Type.CLAIMED,
+                        TaskEvent.Type.STARTED,
+                        TaskEvent.Type.LEASE_LOST);
     }
 
     @Test
     void oldWorkersFailureAfterTakeoverChangesNothing() throws Exception {
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {
-                throw new IllegalStateException("late failure of the old worker");
-            });
+        Takeover t = takeOver((ctx, p) -> {
+            throw new IllegalStateException("late failure of the old worker");
+        });
 
-            // No FAILED attempt, no retry: the row is exactly what the new owner wrote.
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(t.oldWorker().attempts(t.id()))
-                    .extracting(Attempt::outcome)
-                    .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
-            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
-        }
+        // No FAILED attempt, no retry: the row is exactly what the new owner wrote.
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        assertThat(t.oldWorker().attempts(t.id()))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .containsExactly(
+                        TaskEvent.Type.ENQUEUED,
+                        TaskEvent.Type.CLAIMED,
+                        TaskEvent.Type.STARTED,
+                        TaskEvent.Type.LEASE_LOST);
     }
 
     @Test
@@ -248,27 +259,24 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         AtomicReference<Exception> heartbeat = new AtomicReference<>();
         AtomicBoolean lostBefore = new AtomicBoolean(true);
         AtomicBoolean lostAfter = new AtomicBoolean();
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {
-                lostBefore.set(ctx.isLeaseLost());
-                try {
-                    ctx.heartbeat();
-                } catch (RuntimeException e) {
-                    heartbeat.set(e);
-                }
-                lostAfter.set(ctx.isLeaseLost());
-            });
+        Takeover t = takeOver((ctx, p) -> {
+            lostBefore.set(ctx.isLeaseLost());
+            try {
+                ctx.heartbeat();
+            } catch (RuntimeException e) {
+                heartbeat.set(e);
+            }
+            lostAfter.set(ctx.isLeaseLost());
+        });
 
-            assertThat(heartbeat.get())
-                    .isInstanceOf(LeaseLostException.class)
-                    .hasMessageContaining("Task " + t.id())
-                    .hasMessageContaining("token " + t.oldToken());
-            assertThat(lostBefore).isFalse(); // nobody had told it yet
-            assertThat(lostAfter).isTrue();
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(log.contains("Task " + t.id(), "lease token " + t.oldToken(), "lost"))
-                    .isTrue();
-        }
+        assertThat(heartbeat.get())
+                .isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("Task " + t.id())
+                .hasMessageContaining("token " + t.oldToken());
+        assertThat(lostBefore).isFalse(); // nobody had told it yet
+        assertThat(lostAfter).isTrue();
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
     }
 
     @Test
@@ -279,6 +287,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         // Lease 2 s, heartbeat 1.5 s: the takeover below happens well before the first heartbeat,
         // which then finds its token gone.
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(2))
                 .heartbeatInterval(Duration.ofMillis(1500))
@@ -376,6 +385,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         CountDownLatch release = latch();
         AtomicInteger rescuerRuns = new AtomicInteger();
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(60))
                 .rescueInterval(Duration.ofMinutes(10))
