@@ -215,7 +215,10 @@ public final class Engine {
                 }
                 workers.put(queue, List.copyOf(list));
             });
-            listener = listen ? dialect.listen(dataSource, this::wake, config.pollInterval()) : null;
+            listener = listen
+                    ? dialect.listen(dataSource, this::wake, config.pollInterval())
+                            .orElse(null)
+                    : null;
             events.publish(
                     new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), config.queues(), Instant.now()));
             log.info(

@@ -4,6 +4,7 @@ import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
@@ -56,18 +57,44 @@ public final class Enqueuer {
         this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
                 + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES ";
-        this.valuesRow = "(?, ?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
+        this.valuesRow = "(?, ?, ?, ?, ?, ?, " + Dialect.status(TaskStatus.PENDING)
+                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.now() + ", " + dialect.now() + ")";
         this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }
 
-    /** Enqueues in one transaction of its own. */
+    /**
+     * Enqueues in one transaction of its own. The new tasks' events are held from before the commit
+     * until ENQUEUED is out, so a local claim that follows at once is published after it.
+     */
     public List<EnqueueResult> enqueue(List<TaskRequest> requests) {
         List<String> payloads = payloads(requests);
-        List<EnqueueResult> results =
-                jdbc.inTransaction("Enqueue of " + requests.size() + " task(s)", c -> insertAll(c, requests, payloads));
-        wakeQueues(results);
+        List<Long> holding = new ArrayList<>();
+        List<EnqueueResult> results;
+        try {
+            results = jdbc.inTransaction("Enqueue of " + requests.size() + " task(s)", c -> {
+                List<EnqueueResult> inserted = insertAll(c, requests, payloads);
+                if (events.enabled()) {
+                    for (EnqueueResult r : inserted) {
+                        if (!r.duplicate()) {
+                            events.hold(r.task().id());
+                            holding.add(r.task().id());
+                        }
+                    }
+                }
+                return inserted;
+            });
+        } catch (RuntimeException e) {
+            holding.forEach(id -> events.release(id, null));
+            throw e;
+        }
+        for (EnqueueResult r : results) {
+            if (!r.duplicate()) {
+                events.release(r.task().id(), events.event(TaskEvent.Type.ENQUEUED, r.task(), null));
+            }
+        }
+        newTaskQueues(results).forEach(wake);
         return results;
     }
 
@@ -91,7 +118,10 @@ public final class Enqueuer {
         return payloads;
     }
 
-    /** Publishes ENQUEUED for the new tasks, then wakes their queues' local workers. */
+    /**
+     * Publishes ENQUEUED for tasks written in the caller's transaction (before it commits, so before
+     * any claim), then wakes their queues' local workers.
+     */
     private void wakeQueues(List<EnqueueResult> results) {
         if (events.enabled()) {
             for (EnqueueResult r : results) {

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -23,8 +24,14 @@ import org.slf4j.LoggerFactory;
  * that listener and counted. So a slow listener delays and loses only its own events, and a
  * throwing one is logged and goes on receiving. With no listeners, publishing costs one branch.
  *
- * <p>Thread-safety: {@code publish} may be called from any thread; events one thread publishes
- * reach each listener in the order published.
+ * <p>Order per task: an event is published after the transition it reports commits, so another
+ * thread of this engine could act on the committed row (claim a task just sent back to PENDING)
+ * and publish first. A writer whose transition may be followed by a claim therefore {@link #hold
+ * holds} the task's events before it commits and {@link #release releases} them with its own event
+ * after: whatever others publish for that task in between is deferred until then, never blocked.
+ *
+ * <p>Thread-safety: every method may be called from any thread; events one thread publishes reach
+ * each listener in the order published.
  */
 final class Events {
     private static final Logger log = LoggerFactory.getLogger(Events.class);
@@ -33,6 +40,14 @@ final class Events {
 
     private final String workerId;
     private final List<Delivery> deliveries;
+    /** Tasks whose events are held back, with the events deferred meanwhile. */
+    private final ConcurrentHashMap<Long, Held> held = new ConcurrentHashMap<>();
+
+    /** Holds of one task (a stale and a current execution may both hold) and what waits for them. */
+    private static final class Held {
+        int holds;
+        final List<TaskEvent> deferred = new ArrayList<>();
+    }
 
     Events(String workerId, List<TaskEventListener> listeners) {
         this.workerId = workerId;
@@ -56,39 +71,101 @@ final class Events {
     /** Publishes an event about {@code t}'s current attempt (its claim's token and attempt number). */
     void task(TaskEvent.Type type, Task t, String detail) {
         if (enabled()) {
-            publish(new TaskEvent(
-                    type,
-                    t.id(),
-                    t.kind(),
-                    t.queue(),
-                    t.attempt(),
-                    t.fencingToken(),
-                    workerId,
-                    Instant.now(),
-                    null,
-                    detail));
+            publish(event(type, t, detail));
         }
     }
 
-    /** Publishes {@link TaskEvent.Type#RETRY_SCHEDULED}, due {@code delay} from now. */
-    void retryScheduled(Task t, Duration delay, String detail) {
-        if (enabled()) {
-            Instant now = Instant.now();
-            publish(new TaskEvent(
-                    TaskEvent.Type.RETRY_SCHEDULED,
-                    t.id(),
-                    t.kind(),
-                    t.queue(),
-                    t.attempt(),
-                    t.fencingToken(),
-                    workerId,
-                    now,
-                    now.plus(delay),
-                    detail));
+    /** @return an event about {@code t}'s current attempt, or {@code null} with no listeners */
+    TaskEvent event(TaskEvent.Type type, Task t, String detail) {
+        if (!enabled()) {
+            return null;
         }
+        return new TaskEvent(
+                type,
+                t.id(),
+                t.kind(),
+                t.queue(),
+                t.attempt(),
+                t.fencingToken(),
+                workerId,
+                Instant.now(),
+                null,
+                detail);
+    }
+
+    /** @return {@link TaskEvent.Type#RETRY_SCHEDULED}, due {@code delay} from now; {@code null} with no listeners */
+    TaskEvent retryScheduled(Task t, Duration delay, String detail) {
+        if (!enabled()) {
+            return null;
+        }
+        Instant now = Instant.now();
+        return new TaskEvent(
+                TaskEvent.Type.RETRY_SCHEDULED,
+                t.id(),
+                t.kind(),
+                t.queue(),
+                t.attempt(),
+                t.fencingToken(),
+                workerId,
+                now,
+                now.plus(delay),
+                detail);
+    }
+
+    /**
+     * Defers task {@code id}'s events published by others until the matching {@link #release}.
+     * Call before committing a transition that a claim may follow; always release, in a {@code
+     * finally}.
+     */
+    void hold(long id) {
+        if (enabled()) {
+            held.compute(id, (k, h) -> {
+                Held x = h != null ? h : new Held();
+                x.holds++;
+                return x;
+            });
+        }
+    }
+
+    /**
+     * Publishes {@code own} (if not {@code null}), then, once no one else holds the task, the
+     * events deferred by {@link #hold}.
+     */
+    void release(long id, TaskEvent own) {
+        if (!enabled()) {
+            return;
+        }
+        held.compute(id, (k, h) -> {
+            if (own != null) {
+                deliver(own);
+            }
+            if (h == null || --h.holds > 0) {
+                return h;
+            }
+            h.deferred.forEach(this::deliver);
+            return null;
+        });
     }
 
     void publish(TaskEvent e) {
+        if (e == null) {
+            return;
+        }
+        if (held.isEmpty()) { // the common case: nothing held, no map operation
+            deliver(e);
+            return;
+        }
+        held.compute(e.taskId(), (k, h) -> {
+            if (h == null) {
+                deliver(e);
+            } else {
+                h.deferred.add(e);
+            }
+            return h;
+        });
+    }
+
+    private void deliver(TaskEvent e) {
         for (Delivery d : deliveries) {
             d.offer(e);
         }

@@ -117,9 +117,7 @@ final class Execution implements Runnable, TaskContext {
         try {
             if (cancelRequested && settled.compareAndSet(false, true)) {
                 // cancelled while it waited claimed ahead: it never ran, and is not retried
-                report(
-                        completer.cancelled(task, new CancellationException("cancelled before it started"), 0),
-                        "cancelled");
+                recordCancelled(new CancellationException("cancelled before it started"), 0);
             } else if (!settled.get()) {
                 started = true;
                 events.task(TaskEvent.Type.STARTED, task, null);
@@ -200,7 +198,7 @@ final class Execution implements Runnable, TaskContext {
             // The engine interrupted the handler because an operator cancelled the task; whatever
             // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
             if (settled.compareAndSet(false, true)) {
-                report(completer.cancelled(task, t, elapsedMillis()), "cancelled");
+                recordCancelled(t, elapsedMillis());
             }
             return;
         }
@@ -284,10 +282,25 @@ final class Execution implements Runnable, TaskContext {
         recordFailure(error, outcome, retryable);
     }
 
-    /** Writes a failed attempt of a settled execution: a retry after backoff, or FAILED. */
+    /**
+     * Writes a failed attempt of a settled execution: a retry after backoff, or FAILED. Its event is
+     * held until then, so a claim of the retry cannot be published first.
+     */
     private void recordFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
+        events.hold(task.id());
+        TaskEvent event = null;
+        try {
+            event = writeFailure(error, outcome, retryable);
+        } finally {
+            events.release(task.id(), event);
+        }
+    }
+
+    /** @return the event to publish, or {@code null} */
+    private TaskEvent writeFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
         boolean retry = retryable && task.attempt() < task.maxAttempts();
         boolean recorded;
+        TaskEvent event = null;
         if (retry) {
             Duration delay = claimed.retryPolicy().delayAfter(task.attempt(), wiring.random());
             Optional<TaskStatus> written = completer.retry(task, outcome, error, delay, elapsedMillis());
@@ -301,7 +314,7 @@ final class Execution implements Runnable, TaskContext {
                         task.maxAttempts(),
                         outcome,
                         Attempts.reason(error));
-                events.task(TaskEvent.Type.CANCELLED, task, Attempts.reason(error));
+                event = events.event(TaskEvent.Type.CANCELLED, task, Attempts.reason(error));
             } else if (recorded) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
@@ -312,7 +325,7 @@ final class Execution implements Runnable, TaskContext {
                         outcome,
                         Attempts.reason(error),
                         delay.toMillis());
-                events.retryScheduled(task, delay, outcome + ": " + Attempts.reason(error));
+                event = events.retryScheduled(task, delay, outcome + ": " + Attempts.reason(error));
             }
         } else {
             recorded = completer.fail(task, outcome, error, elapsedMillis());
@@ -326,11 +339,28 @@ final class Execution implements Runnable, TaskContext {
                         retryable ? "out of attempts" : "not retryable",
                         Attempts.reason(error),
                         error);
-                events.task(TaskEvent.Type.FAILED, task, outcome + ": " + Attempts.reason(error));
+                event = events.event(TaskEvent.Type.FAILED, task, outcome + ": " + Attempts.reason(error));
             }
         }
         if (!recorded) {
             reportLost(outcome.name());
+        }
+        return event;
+    }
+
+    /** Writes CANCELLED for an attempt an operator cancelled; its event is held as a failure's is. */
+    private void recordCancelled(Throwable error, long durationMs) {
+        events.hold(task.id());
+        TaskEvent event = null;
+        try {
+            if (completer.cancelled(task, error, durationMs)) {
+                log.debug("Task {} ({}) attempt {} cancelled", task.id(), task.kind(), task.attempt());
+                event = events.event(TaskEvent.Type.CANCELLED, task, "Cancelled by an operator");
+            } else {
+                reportLost("cancelled");
+            }
+        } finally {
+            events.release(task.id(), event);
         }
     }
 
@@ -342,13 +372,9 @@ final class Execution implements Runnable, TaskContext {
         report(recorded, "succeeded");
     }
 
-    /** Reports a success or a cancel; only a cancel publishes its event here. */
     private void report(boolean recorded, String what) {
         if (recorded) {
             log.debug("Task {} ({}) attempt {} {}", task.id(), task.kind(), task.attempt(), what);
-            if ("cancelled".equals(what)) {
-                events.task(TaskEvent.Type.CANCELLED, task, "Cancelled by an operator");
-            }
         } else {
             reportLost(what);
         }
@@ -419,16 +445,22 @@ final class Execution implements Runnable, TaskContext {
     void handBack() {
         if (settled.compareAndSet(false, true)) {
             leaseLost = true;
+            events.hold(task.id()); // the next claim of a task handed back must not be published first
+            TaskEvent event = null;
             try {
-                completer.handBack(task).ifPresent(status -> {
-                    log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status);
-                    events.task(
-                            status == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.HANDED_BACK,
+                Optional<TaskStatus> status = completer.handBack(task);
+                if (status.isPresent()) {
+                    log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status.get());
+                    boolean cancelled = status.get() == TaskStatus.CANCELLED;
+                    event = events.event(
+                            cancelled ? TaskEvent.Type.CANCELLED : TaskEvent.Type.HANDED_BACK,
                             task,
-                            status == TaskStatus.CANCELLED ? "Cancelled by an operator; handed back" : null);
-                });
+                            cancelled ? "Cancelled by an operator; handed back" : null);
+                }
             } catch (DbTasksException e) {
                 log.error("Task {}: could not hand it back; it will be rescued when its lease expires", task.id(), e);
+            } finally {
+                events.release(task.id(), event);
             }
         }
         interrupt();
