@@ -1,11 +1,9 @@
 package io.dbtasks.internal;
 
-import io.dbtasks.AttemptOutcome;
 import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -22,33 +20,28 @@ final class Completer {
     private final Jdbc jdbc;
     private final Completions completions;
     private final Leases leases;
-    private final SuccessBatcher successes;
+    private final OutcomeBatcher outcomes;
 
-    Completer(Jdbc jdbc, Completions completions, Leases leases, SuccessBatcher successes) {
+    Completer(Jdbc jdbc, Completions completions, Leases leases, OutcomeBatcher outcomes) {
         this.jdbc = jdbc;
         this.completions = completions;
         this.leases = leases;
-        this.successes = successes;
+        this.outcomes = outcomes;
     }
 
     /** Queues a success for the batch writer; {@code recorded} is told later whether it landed. */
     void succeed(Task t, long durationMs, Consumer<Boolean> recorded) {
-        successes.submit(new Completions.Success(t, durationMs), recorded);
+        outcomes.submit(new Completions.Success(t, durationMs), recorded);
+    }
+
+    /** Queues a failed attempt (a retry or FAILED) for the batch writer; {@code done} is told later. */
+    void fail(Completions.Failure failure, OutcomeBatcher.FailureDone done) {
+        outcomes.submit(failure, done);
     }
 
     /** See {@link Completions#succeedOn}. */
     boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
         return completions.succeedOn(c, t, durationMs);
-    }
-
-    /** See {@link Completions#retry}. */
-    Optional<TaskStatus> retry(Task t, AttemptOutcome outcome, Throwable error, Duration delay, long durationMs) {
-        return completions.retry(t, outcome, error, delay, durationMs);
-    }
-
-    /** See {@link Completions#fail}. */
-    boolean fail(Task t, AttemptOutcome outcome, Throwable error, long durationMs) {
-        return completions.fail(t, outcome, error, durationMs);
     }
 
     /** See {@link Completions#cancelled}. */

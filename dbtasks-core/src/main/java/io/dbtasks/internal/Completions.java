@@ -181,32 +181,75 @@ final class Completions {
     }
 
     /**
-     * Back to PENDING, due {@code delay} after the database's now; CANCELLED instead if an operator
-     * asked to cancel the task while this attempt ran.
+     * A failed attempt waiting to be recorded.
+     *
+     * @param task the attempt's task, as claimed
+     * @param outcome FAILED or TIMED_OUT
+     * @param error what the handler threw, or the timeout
+     * @param retryDelay the backoff before the retry, or {@code null} to end the task FAILED
+     * @param durationMs how long the attempt ran
+     */
+    record Failure(Task task, AttemptOutcome outcome, Throwable error, Duration retryDelay, long durationMs) {}
+
+    /**
+     * Records failed attempts in one transaction, in task id order: each a retry (back to PENDING,
+     * due its delay after the database's now; CANCELLED instead if an operator asked to cancel the
+     * task while the attempt ran) or FAILED, with its guarded UPDATE, and one multi-row INSERT of
+     * their attempt rows. An attempt whose lease was lost is left out: nothing of it is written.
+     *
+     * @return the status written (PENDING, CANCELLED or FAILED) by fencing token; a token missing
+     *     lost its lease
+     */
+    Map<Long, TaskStatus> settleFailures(List<Failure> batch) {
+        List<Failure> sorted = new ArrayList<>(batch);
+        sorted.sort(java.util.Comparator.comparingLong(f -> f.task().id())); // one lock order for all writers
+        return jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> {
+            Map<Long, TaskStatus> written = new HashMap<>();
+            List<Attempts.Row> rows = new ArrayList<>(sorted.size());
+            for (Failure f : sorted) {
+                Task t = f.task();
+                String reason = Attempts.reason(f.error());
+                TaskStatus status;
+                int n;
+                if (f.retryDelay() != null) {
+                    status = TaskStatus.PENDING;
+                    n = retry.run(c, f.retryDelay().toMillis(), reason, t.id(), t.fencingToken());
+                    if (n == 0) {
+                        status = TaskStatus.CANCELLED;
+                        n = retryCancelled.run(
+                                c,
+                                "Cancelled by an operator; the attempt failed with " + reason,
+                                t.id(),
+                                t.fencingToken());
+                    }
+                } else {
+                    status = TaskStatus.FAILED;
+                    n = fail.run(c, reason, t.id(), t.fencingToken());
+                }
+                if (checked(n, t)) {
+                    written.put(t.fencingToken(), status);
+                    rows.add(Attempts.Row.of(t, f.durationMs(), f.outcome(), f.error()));
+                }
+            }
+            attempts.insertAll(c, rows);
+            return written;
+        });
+    }
+
+    /**
+     * One retry through {@link #settleFailures}.
      *
      * @return the status written (PENDING or CANCELLED), or empty if the lease was lost
      */
     Optional<TaskStatus> retry(Task t, AttemptOutcome outcome, Throwable error, Duration delay, long durationMs) {
-        String reason = Attempts.reason(error);
-        Attempts.Row row = Attempts.Row.of(t, durationMs, outcome, error);
-        return jdbc.inTransaction("Record outcome of task " + t.id(), c -> {
-            TaskStatus written = TaskStatus.PENDING;
-            int n = retry.run(c, delay.toMillis(), reason, t.id(), t.fencingToken());
-            if (n == 0) {
-                written = TaskStatus.CANCELLED;
-                n = retryCancelled.run(
-                        c, "Cancelled by an operator; the attempt failed with " + reason, t.id(), t.fencingToken());
-            }
-            if (!checked(n, t)) {
-                return Optional.empty();
-            }
-            attempts.insert(c, row);
-            return Optional.of(written);
-        });
+        return Optional.ofNullable(settleFailures(List.of(new Failure(t, outcome, error, delay, durationMs)))
+                .get(t.fencingToken()));
     }
 
+    /** One FAILED through {@link #settleFailures}; {@code false} if the lease was lost. */
     boolean fail(Task t, AttemptOutcome outcome, Throwable error, long durationMs) {
-        return settle(t, fail, Attempts.reason(error), Attempts.Row.of(t, durationMs, outcome, error));
+        return settleFailures(List.of(new Failure(t, outcome, error, null, durationMs)))
+                .containsKey(t.fencingToken());
     }
 
     boolean cancelled(Task t, Throwable error, long durationMs) {

@@ -76,7 +76,7 @@ public final class Engine {
     /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
     private boolean listen = true;
 
-    private SuccessBatcher successes;
+    private OutcomeBatcher successes;
 
     private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
         this.config = config;
@@ -166,7 +166,7 @@ public final class Engine {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             daemonThreads("dbtasks-worker-"));
-            successes = new SuccessBatcher(completions);
+            successes = new OutcomeBatcher(completions);
             successes.start();
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);

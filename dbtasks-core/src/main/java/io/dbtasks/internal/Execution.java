@@ -283,53 +283,61 @@ final class Execution implements Runnable, TaskContext {
     }
 
     /**
-     * Writes a failed attempt of a settled execution: a retry after backoff, or FAILED. Its event is
-     * held until then, so a claim of the retry cannot be published first.
+     * Queues a failed attempt of a settled execution for the batch writer: a retry after backoff, or
+     * FAILED. The task's events are held until it is written, so a claim of the retry cannot be
+     * published first.
      */
     private void recordFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
+        boolean retry = retryable && task.attempt() < task.maxAttempts();
+        Duration delay = retry ? claimed.retryPolicy().delayAfter(task.attempt(), wiring.random()) : null;
+        Completions.Failure failure = new Completions.Failure(task, outcome, error, delay, elapsedMillis());
         events.hold(task.id());
-        TaskEvent event = null;
         try {
-            event = writeFailure(error, outcome, retryable);
-        } finally {
-            events.release(task.id(), event);
+            completer.fail(failure, (written, writeError) -> failureWritten(failure, retryable, written, writeError));
+        } catch (RuntimeException e) {
+            events.release(task.id(), null);
+            throw e;
         }
     }
 
-    /** @return the event to publish, or {@code null} */
-    private TaskEvent writeFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
-        boolean retry = retryable && task.attempt() < task.maxAttempts();
-        boolean recorded;
+    /** The batch writer's answer for a failure: logs it and publishes its event. */
+    private void failureWritten(
+            Completions.Failure f, boolean retryable, Optional<TaskStatus> written, RuntimeException writeError) {
         TaskEvent event = null;
-        if (retry) {
-            Duration delay = claimed.retryPolicy().delayAfter(task.attempt(), wiring.random());
-            Optional<TaskStatus> written = completer.retry(task, outcome, error, delay, elapsedMillis());
-            recorded = written.isPresent();
-            if (written.isPresent() && written.get() == TaskStatus.CANCELLED) {
+        String reason = Attempts.reason(f.error());
+        try {
+            if (writeError != null) {
+                log.error(
+                        "Task {} ({}): could not record the outcome of attempt {}; it will be rescued after its"
+                                + " lease expires",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        writeError);
+            } else if (written.isEmpty()) {
+                reportLost(f.outcome().name());
+            } else if (written.get() == TaskStatus.CANCELLED) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; not retried because an operator cancelled it",
                         task.id(),
                         task.kind(),
                         task.attempt(),
                         task.maxAttempts(),
-                        outcome,
-                        Attempts.reason(error));
-                event = events.event(TaskEvent.Type.CANCELLED, task, Attempts.reason(error));
-            } else if (recorded) {
+                        f.outcome(),
+                        reason);
+                event = events.event(TaskEvent.Type.CANCELLED, task, reason);
+            } else if (written.get() == TaskStatus.PENDING) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
                         task.id(),
                         task.kind(),
                         task.attempt(),
                         task.maxAttempts(),
-                        outcome,
-                        Attempts.reason(error),
-                        delay.toMillis());
-                event = events.retryScheduled(task, delay, outcome + ": " + Attempts.reason(error));
-            }
-        } else {
-            recorded = completer.fail(task, outcome, error, elapsedMillis());
-            if (recorded) {
+                        f.outcome(),
+                        reason,
+                        f.retryDelay().toMillis());
+                event = events.retryScheduled(task, f.retryDelay(), f.outcome() + ": " + reason);
+            } else {
                 log.warn(
                         "Task {} ({}) FAILED on attempt {}/{} ({}): {}",
                         task.id(),
@@ -337,15 +345,13 @@ final class Execution implements Runnable, TaskContext {
                         task.attempt(),
                         task.maxAttempts(),
                         retryable ? "out of attempts" : "not retryable",
-                        Attempts.reason(error),
-                        error);
-                event = events.event(TaskEvent.Type.FAILED, task, outcome + ": " + Attempts.reason(error));
+                        reason,
+                        f.error());
+                event = events.event(TaskEvent.Type.FAILED, task, f.outcome() + ": " + reason);
             }
+        } finally {
+            events.release(task.id(), event);
         }
-        if (!recorded) {
-            reportLost(outcome.name());
-        }
-        return event;
     }
 
     /** Writes CANCELLED for an attempt an operator cancelled; its event is held as a failure's is. */

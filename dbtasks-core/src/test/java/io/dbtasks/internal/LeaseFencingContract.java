@@ -217,7 +217,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         Worker w = worker("w");
         long id = enqueue(w, 1);
         Task t = claimOne(w);
-        SuccessBatcher writer = new SuccessBatcher(w.completions());
+        OutcomeBatcher writer = new OutcomeBatcher(w.completions());
         writer.start();
         writer.stop(1_000); // as at engine stop: a handler that outlived it returns after this
 
