@@ -4,7 +4,6 @@ import io.dbtasks.DbTasksException;
 import io.dbtasks.Inbox;
 import io.dbtasks.LeaseLocks;
 import io.dbtasks.RunOnceGuards;
-import io.dbtasks.Task;
 import io.dbtasks.event.WorkerEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
@@ -29,9 +28,11 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Wires the parts of one engine and runs its threads: one claim loop per queue, handler threads
- * (its own pool or the caller's executor), and a small scheduler for heartbeats, timeouts and
- * rescue.
+ * Wires the parts of one engine and runs its lifecycle: one claim loop per queue ({@link
+ * QueueWorker}), handler threads (its own pool or the caller's executor), the outcome writer, and a
+ * small scheduler for heartbeats, timeouts and rescue ({@link LeaseKeeper}). It holds no task logic:
+ * its parts are handed what they need at start and never reach back into it, and only {@code
+ * DbTasks} calls it.
  */
 public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
@@ -178,6 +179,8 @@ public final class Engine {
                     events,
                     config::isNonRetryable,
                     config.random());
+            LeaseKeeper keeper =
+                    new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
             Duration longRunning = config.longRunningThreshold();
             if (events.enabled() && !longRunning.isZero()) {
                 long every = Math.max(
@@ -186,17 +189,13 @@ public final class Engine {
                                         longRunning.toMillis(),
                                         config.heartbeatInterval().toMillis())
                                 / 2);
-                long thresholdNanos = longRunning.toNanos();
                 scheduler.scheduleWithFixedDelay(
-                        () -> running.snapshot().forEach(e -> e.checkLongRunning(thresholdNanos)),
-                        every,
-                        every,
-                        TimeUnit.MILLISECONDS);
+                        () -> keeper.checkLongRunning(longRunning), every, every, TimeUnit.MILLISECONDS);
             }
             long hb = config.heartbeatInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(this::rescue, 0, rescue, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
@@ -295,41 +294,6 @@ public final class Engine {
     private void wake(String queue) {
         for (QueueWorker w : workers.getOrDefault(queue, List.of())) {
             w.wakeUp();
-        }
-    }
-
-    private void heartbeat() {
-        try {
-            // By lease token, not task id: a stale and a current execution of one task may both be here.
-            Map<Long, Execution> live = new java.util.HashMap<>();
-            List<Task> tasks = new ArrayList<>();
-            for (Execution e : running.snapshot()) {
-                if (!e.isSettled()) {
-                    live.put(e.task().fencingToken(), e);
-                    tasks.add(e.task());
-                }
-            }
-            for (Long lost : leases.heartbeat(tasks)) {
-                live.get(lost).onLeaseLost();
-            }
-            for (Long token : leases.cancelRequested(tasks)) {
-                Execution e = live.get(token);
-                if (e != null) { // a cancel request reaches only the execution that holds the lease
-                    e.onCancelRequested();
-                }
-            }
-        } catch (RuntimeException e) {
-            log.error("Heartbeat failed; will retry in {}", config.heartbeatInterval(), e);
-        }
-    }
-
-    private void rescue() {
-        try {
-            while (leases.rescueExpired() > 0 && !closed) {
-                // keep going while there is a backlog
-            }
-        } catch (RuntimeException e) {
-            log.error("Rescue of expired leases failed; will retry in {}", config.rescueInterval(), e);
         }
     }
 

@@ -34,6 +34,11 @@ import org.slf4j.LoggerFactory;
  * lost, or shutdown handing the task back. The others only interrupt the handler; whatever it does
  * afterwards is discarded. Settling writes with the attempt's token, so even a stale settle after a
  * takeover changes nothing in the database.
+ *
+ * <p>It is handed what it needs, as River's executor is handed a completer and a done callback: its
+ * kind's handler (from the registry), the {@link Completer} its outcome goes to, the timer for its
+ * timeout, the event publisher, and an {@code onDone} callback owned by its queue worker, which
+ * frees its slot. It never sees the engine.
  */
 final class Execution implements Runnable, TaskContext {
     private static final Logger log = LoggerFactory.getLogger(Execution.class);
