@@ -213,4 +213,36 @@ public abstract class EventsContract extends EngineHarness {
         assertThat(thrown.get()).isGreaterThanOrEqualTo(TASKS * 4);
         assertThat(slept.get()).isLessThan(TASKS);
     }
+
+    @Test
+    void longRunningTaskIsReportedOnceAndShutdownHandsItBack() throws Exception {
+        EventRecorder events = new EventRecorder();
+        CountDownLatch started = latch();
+        CountDownLatch never = latch();
+        DbTasks tasks = engine(b -> b.workerId("slow")
+                .listener(events)
+                .longRunningThreshold(Duration.ofMillis(100))
+                .queue(DbTasks.DEFAULT_QUEUE, 1)
+                .handler(KIND, Integer.class, (ctx, i) -> {
+                    started.countDown();
+                    never.await(); // until the shutdown interrupts it
+                }));
+        long id = tasks.enqueue(TaskRequest.builder(KIND).payload(1).build())
+                .task()
+                .id();
+        tasks.start();
+        awaitLatch(started);
+        eventually().until(() -> events.types(id, "slow").contains(Type.LONG_RUNNING));
+        Thread.sleep(300); // several more checks: still one event
+
+        assertThat(tasks.stop(Duration.ofMillis(100))).isFalse(); // it had to be handed back
+
+        assertThat(tasks.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(events.types(id, "slow"))
+                .containsExactly(Type.ENQUEUED, Type.CLAIMED, Type.STARTED, Type.LONG_RUNNING, Type.HANDED_BACK);
+        assertThat(events.of(id).get(3).detail()).startsWith("running for ");
+        assertThat(events.workerEvents())
+                .extracting(WorkerEvent::type)
+                .containsExactly(WorkerEvent.Type.STARTED, WorkerEvent.Type.STOPPED);
+    }
 }
