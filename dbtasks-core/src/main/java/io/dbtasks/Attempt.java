@@ -10,7 +10,7 @@ import java.time.Instant;
  * @param taskId the task this attempt belongs to
  * @param attempt the attempt number, starting at 1
  * @param worker the worker (lease owner) that ran the attempt
- * @param leaseToken the fencing token the attempt ran under
+ * @param fencingToken the fencing token the attempt ran under
  * @param startedAt when the attempt was claimed, by the database clock
  * @param finishedAt when the outcome was recorded, by the database clock
  * @param duration how long the attempt ran, measured by the worker (for a LEASE_EXPIRED attempt,
@@ -25,7 +25,7 @@ public record Attempt(
         long taskId,
         int attempt,
         String worker,
-        long leaseToken,
+        long fencingToken,
         Instant startedAt,
         Instant finishedAt,
         Duration duration,

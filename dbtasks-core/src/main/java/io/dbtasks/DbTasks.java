@@ -1,5 +1,6 @@
 package io.dbtasks;
 
+import io.dbtasks.event.TaskEventListener;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
@@ -331,7 +332,7 @@ public final class DbTasks implements AutoCloseable {
     /** Stops with the configured shutdown timeout; see {@link #stop(Duration)}. */
     @Override
     public void close() {
-        engine.stop(engine.config().shutdownTimeout());
+        engine.stop(engine.shutdownTimeout());
     }
 
     /**
@@ -345,7 +346,7 @@ public final class DbTasks implements AutoCloseable {
      * @return this engine's worker id, written as the lease owner of the tasks it claims
      */
     public String workerId() {
-        return engine.config().workerId();
+        return engine.workerId();
     }
 
     /**
@@ -353,6 +354,17 @@ public final class DbTasks implements AutoCloseable {
      */
     public int runningCount() {
         return engine.runningCount();
+    }
+
+    /**
+     * Events not delivered because a listener's queue was full (a listener slower than the
+     * engine), summed over all listeners since {@link Builder#build()}; see {@link
+     * io.dbtasks.event}. Thread-safe.
+     *
+     * @return the number of dropped events, 0 with no listeners
+     */
+    public long droppedEvents() {
+        return engine.droppedEvents();
     }
 
     /**
@@ -400,6 +412,8 @@ public final class DbTasks implements AutoCloseable {
         private Boolean transactionPooling;
         private boolean workers = true;
         private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+        private final List<TaskEventListener> listeners = new ArrayList<>();
+        private Duration longRunningThreshold = Duration.ZERO;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -702,6 +716,39 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Adds a listener for the engine's task and worker events. Each listener gets its own
+         * bounded queue and delivery thread, so it never delays claims, task outcomes or other
+         * listeners; see {@link io.dbtasks.event} for delivery and ordering.
+         *
+         * @param listener the listener; called on its own thread, one event at a time
+         * @return this
+         * @throws NullPointerException if {@code listener} is {@code null}
+         */
+        public Builder listener(TaskEventListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * Publishes a {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} event, once per attempt,
+         * for a handler that runs longer than {@code threshold}. Checked on a timer every half
+         * threshold (at most every half heartbeat interval, at least every 10 ms), so the event may
+         * come that much later. Default {@link Duration#ZERO}: never.
+         *
+         * @param threshold how long a handler may run before the event; zero for never
+         * @return this
+         * @throws IllegalArgumentException if {@code threshold} is negative
+         */
+        public Builder longRunningThreshold(Duration threshold) {
+            Objects.requireNonNull(threshold, "threshold");
+            if (threshold.isNegative()) {
+                throw new IllegalArgumentException("longRunningThreshold must not be negative, got " + threshold);
+            }
+            this.longRunningThreshold = threshold;
+            return this;
+        }
+
+        /**
          * @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests
          * @return this
          */
@@ -768,7 +815,9 @@ public final class DbTasks implements AutoCloseable {
                     List.copyOf(nonRetryable),
                     random,
                     vacuumInterval,
-                    statementTimeout);
+                    statementTimeout,
+                    List.copyOf(listeners),
+                    longRunningThreshold);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             return new DbTasks(

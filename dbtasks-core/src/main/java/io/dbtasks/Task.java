@@ -19,7 +19,7 @@ import java.time.Instant;
  * @param payload the payload as JSON text, or {@code null} when the kind takes none
  * @param runAt when the task is (or was) due, by the database clock
  * @param leaseOwner the worker holding the lease while RUNNING, else {@code null}
- * @param leaseToken the fencing token of the current or last claim, or {@code null} before any
+ * @param fencingToken the fencing token of the current or last claim, or {@code null} before any
  * @param leaseExpiresAt when the current lease ends unless renewed, or {@code null}
  * @param cancelRequested whether an operator asked a RUNNING task to stop
  * @param createdAt when it was enqueued
@@ -42,7 +42,7 @@ public record Task(
         String payload,
         Instant runAt,
         String leaseOwner,
-        Long leaseToken,
+        Long fencingToken,
         Instant leaseExpiresAt,
         boolean cancelRequested,
         Instant createdAt,

@@ -109,6 +109,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--wipe", description = "truncate the tables even if they hold other queues' tasks")
     boolean wipe;
 
+    @Option(
+            names = "--slow-listener-ms",
+            defaultValue = "0",
+            description = "register an event listener that sleeps this long per event on every in-process engine"
+                    + " (0: none), to measure that a slow listener does not slow the burn-down")
+    long slowListenerMillis;
+
     public static void main(String[] args) {
         System.exit(execute(args));
     }
@@ -161,7 +168,8 @@ public final class BenchCommand implements Callable<Integer> {
                 Duration.ofSeconds(soakWindowSeconds),
                 peerTasks,
                 out,
-                wipe);
+                wipe,
+                Duration.ofMillis(slowListenerMillis));
         return smoke ? c.smoke() : c;
     }
 

@@ -29,6 +29,8 @@ import java.util.TreeSet;
  * @param peerTasks tasks per db-scheduler run
  * @param out the folder for CSV and charts
  * @param wipe whether tasks of queues other than the bench's may be deleted
+ * @param slowListener how long a registered event listener sleeps per event, to compare the
+ *     burn-down with and without a slow listener; {@link Duration#ZERO} registers none
  */
 record BenchConfig(
         String url,
@@ -51,7 +53,8 @@ record BenchConfig(
         Duration soakWindow,
         int peerTasks,
         Path out,
-        boolean wipe) {
+        boolean wipe,
+        Duration slowListener) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
     static final List<String> ALL = List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak");
@@ -79,7 +82,8 @@ record BenchConfig(
                 Duration.ofSeconds(1),
                 300,
                 out,
-                wipe);
+                wipe,
+                slowListener);
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */

@@ -53,6 +53,9 @@ final class Burner {
                 return (System.nanoTime() - start) / 1e9;
             } finally {
                 engine.stop(Duration.ofSeconds(10));
+                if (!run.config().slowListener().isZero()) {
+                    Log.line("burn-down with a slow listener: " + engine.droppedEvents() + " event(s) dropped");
+                }
             }
         }
     }

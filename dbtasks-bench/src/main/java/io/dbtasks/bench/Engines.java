@@ -17,7 +17,19 @@ final class Engines {
      * @return a built, not yet started engine; the schema must exist
      */
     static DbTasks noop(DataSource ds, BenchConfig config, int concurrency, AtomicLong handled) {
-        return noop(ds, config.claimBatch(), config.pollInterval(), concurrency, handled);
+        DbTasks.Builder b = builder(ds, config.claimBatch(), config.pollInterval(), concurrency)
+                .handler(TaskTable.KIND, Void.class, (context, payload) -> handled.incrementAndGet());
+        if (!config.slowListener().isZero()) {
+            long sleep = config.slowListener().toMillis();
+            b.listener(event -> {
+                try {
+                    Thread.sleep(sleep); // its queue fills and drops; the engine must not notice
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        return b.build();
     }
 
     /** As {@link #noop(DataSource, BenchConfig, int, AtomicLong)}, for a worker process. */

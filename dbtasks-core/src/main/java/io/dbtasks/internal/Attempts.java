@@ -22,7 +22,7 @@ public final class Attempts {
             int attempt,
             String queue,
             String worker,
-            long leaseToken,
+            long fencingToken,
             Instant startedAt,
             long durationMs,
             AttemptOutcome outcome,
@@ -36,7 +36,7 @@ public final class Attempts {
                     t.attempt(),
                     t.queue(),
                     t.leaseOwner(),
-                    t.leaseToken(),
+                    t.fencingToken(),
                     t.startedAt(),
                     durationMs,
                     outcome,
@@ -74,7 +74,7 @@ public final class Attempts {
                 ps.setInt(i++, r.attempt());
                 ps.setString(i++, r.queue());
                 ps.setString(i++, r.worker() == null ? "unknown" : r.worker());
-                ps.setLong(i++, r.leaseToken());
+                ps.setLong(i++, r.fencingToken());
                 dialect.setInstant(ps, i++, r.startedAt());
                 ps.setLong(i++, r.durationMs());
                 ps.setString(i++, r.outcome().name());

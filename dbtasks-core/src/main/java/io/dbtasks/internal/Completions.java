@@ -20,30 +20,57 @@ import java.util.Set;
 
 /**
  * Settles an attempt: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or
- * handed back on shutdown. Each is one UPDATE guarded by {@code id AND lease_token AND status =
- * 'RUNNING'} plus, in the same transaction, the attempt row. {@code false} means the guard matched
- * 0 rows: the lease was lost, nothing was written, and the caller discards the result.
+ * handed back on shutdown. Each is one {@link TaskUpdate} guarded by the lease ({@code id AND
+ * lease_token AND RUNNING}) plus, in the same transaction, the attempt row. {@code false} or empty
+ * means the guard matched 0 rows: the lease was lost, nothing was written, and the caller discards
+ * the result.
  *
  * <p>A retry never undoes an operator's cancel request: an attempt that fails while {@code
  * cancel_requested} is set ends the task CANCELLED instead of sending it back to PENDING, whether or
  * not the worker had noticed the request yet.
  */
 final class Completions {
-    private final String guard;
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final Attempts attempts;
+    private final TaskUpdate succeed;
+    private final TaskUpdate retry;
+    private final TaskUpdate retryCancelled;
+    private final TaskUpdate fail;
+    private final TaskUpdate cancel;
+    private final TaskUpdate handBack;
+    private final TaskUpdate handBackCancelled;
 
     Completions(Jdbc jdbc, Dialect dialect, Attempts attempts) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.attempts = attempts;
-        this.guard = " WHERE id = ? AND lease_token = ? AND " + dialect.isRunning("status");
+        TaskUpdate update = new TaskUpdate(dialect);
+        String now = dialect.now();
+        this.succeed = update.to(TaskStatus.SUCCEEDED).set("last_error = NULL");
+        // Binds: [delay millis,] last error, id, token.
+        this.retry = update.to(TaskStatus.PENDING)
+                .set("run_at = " + dialect.nowPlusMillis() + ", last_error = ?")
+                .held()
+                .and("cancel_requested = FALSE");
+        this.retryCancelled =
+                update.to(TaskStatus.CANCELLED).set("last_error = ?").held().and("cancel_requested = TRUE");
+        this.fail = update.to(TaskStatus.FAILED).set("last_error = ?").held();
+        this.cancel = update.to(TaskStatus.CANCELLED).set("last_error = ?").held();
+        // Binds: [last error,] id, token.
+        this.handBack = update.to(TaskStatus.PENDING)
+                .set("attempt = attempt - 1, run_at = " + now)
+                .held()
+                .and("cancel_requested = FALSE");
+        this.handBackCancelled = update.to(TaskStatus.CANCELLED)
+                .set("attempt = attempt - 1, last_error = ?")
+                .held()
+                .and("cancel_requested = TRUE");
     }
 
     /** One success through the batch path the engine uses; {@code false} if the lease was lost. */
     boolean succeed(Task t, long durationMs) {
-        return succeedAll(List.of(new Success(t, durationMs))).contains(t.leaseToken());
+        return succeedAll(List.of(new Success(t, durationMs))).contains(t.fencingToken());
     }
 
     /**
@@ -54,9 +81,7 @@ final class Completions {
      * @return {@code false} if the lease was lost (0 rows)
      */
     boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
-        if (!checked(
-                update(c, t, "status = 'SUCCEEDED', finished_at = " + now() + ", last_error = NULL", "", null, null),
-                t)) {
+        if (!checked(succeed.held().run(c, t.id(), t.fencingToken()), t)) {
             return false;
         }
         attempts.insert(c, Attempts.Row.of(t, durationMs, AttemptOutcome.SUCCEEDED, null));
@@ -70,14 +95,14 @@ final class Completions {
      * Records many successes in one transaction: a locking read of the tasks still RUNNING, whose
      * tokens are compared with the attempts' (the guard, evaluated under the row locks), one UPDATE
      * of those rows, and one multi-row INSERT of their attempts. An attempt whose lease was lost is
-     * left out: nothing of it is written.
+     * left out: nothing of it is written. Where the dialect has one statement for all of it, that.
      *
-     * @return the lease tokens of the attempts recorded
+     * @return the fencing tokens of the attempts recorded
      */
     Set<Long> succeedAll(List<Success> batch) {
-        String oneStatement = dialect.completeBatchSql();
-        if (oneStatement != null) {
-            return succeedAllInOneStatement(oneStatement, batch);
+        Optional<String> oneStatement = dialect.completeBatchSql();
+        if (oneStatement.isPresent()) {
+            return succeedAllInOneStatement(oneStatement.get(), batch);
         }
         Map<Long, Success> byId = new HashMap<>();
         for (Success s : batch) {
@@ -87,7 +112,7 @@ final class Completions {
         return jdbc.inTransaction("Record " + batch.size() + " successful attempt(s)", c -> {
             List<Success> held = new ArrayList<>(byId.size());
             try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
-                    + ") AND status = 'RUNNING'" + dialect.forUpdate())) {
+                    + ") AND " + TaskUpdate.is("status", TaskStatus.RUNNING) + dialect.forUpdate())) {
                 int i = 1;
                 for (Long id : byId.keySet()) {
                     ps.setLong(i++, id);
@@ -95,7 +120,7 @@ final class Completions {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         Success s = byId.get(rs.getLong(1));
-                        if (s != null && s.task().leaseToken() == rs.getLong(2)) {
+                        if (s != null && s.task().fencingToken() == rs.getLong(2)) {
                             held.add(s);
                         }
                     }
@@ -104,26 +129,21 @@ final class Completions {
             if (held.isEmpty()) {
                 return Set.of();
             }
-            try (PreparedStatement ps =
-                    c.prepareStatement("UPDATE dbtasks_task SET status = 'SUCCEEDED', finished_at = "
-                            + now() + ", last_error = NULL, lease_owner = NULL, lease_expires_at = NULL,"
-                            + " cancel_requested = FALSE, updated_at = " + now()
-                            + " WHERE status = 'RUNNING' AND id IN ("
-                            + String.join(", ", Collections.nCopies(held.size(), "?")) + ")")) {
-                int i = 1;
-                for (Success s : held) {
-                    ps.setLong(i++, s.task().id());
-                }
-                int n = ps.executeUpdate();
-                if (n != held.size()) {
-                    throw new IllegalStateException("completed " + n + " of " + held.size() + " locked tasks");
-                }
+            Object[] ids = new Object[held.size()];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = held.get(i).task().id();
+            }
+            int n = succeed.whereIn(TaskStatus.RUNNING)
+                    .and("id IN (" + String.join(", ", Collections.nCopies(held.size(), "?")) + ")")
+                    .run(c, ids);
+            if (n != held.size()) {
+                throw new IllegalStateException("completed " + n + " of " + held.size() + " locked tasks");
             }
             List<Attempts.Row> rows = new ArrayList<>(held.size());
             Set<Long> tokens = new HashSet<>();
             for (Success s : held) {
                 rows.add(Attempts.Row.of(s.task(), s.durationMs(), AttemptOutcome.SUCCEEDED, null));
-                tokens.add(s.task().leaseToken());
+                tokens.add(s.task().fencingToken());
             }
             attempts.insertAll(c, rows);
             return tokens;
@@ -140,7 +160,7 @@ final class Completions {
             for (int i = 0; i < batch.size(); i++) {
                 Task t = batch.get(i).task();
                 ids[i] = t.id();
-                tokens[i] = t.leaseToken();
+                tokens[i] = t.fencingToken();
                 durations[i] = batch.get(i).durationMs();
                 workers[i] = t.leaseOwner() == null ? "unknown" : t.leaseOwner();
             }
@@ -161,55 +181,81 @@ final class Completions {
     }
 
     /**
-     * Back to PENDING, due {@code delay} after the database's now; CANCELLED instead if an operator
-     * asked to cancel the task while this attempt ran.
+     * A failed attempt waiting to be recorded.
+     *
+     * @param task the attempt's task, as claimed
+     * @param outcome FAILED or TIMED_OUT
+     * @param error what the handler threw, or the timeout
+     * @param retryDelay the backoff before the retry, or {@code null} to end the task FAILED
+     * @param durationMs how long the attempt ran
+     */
+    record Failure(Task task, AttemptOutcome outcome, Throwable error, Duration retryDelay, long durationMs) {}
+
+    /**
+     * Records failed attempts in one transaction, in task id order: each a retry (back to PENDING,
+     * due its delay after the database's now; CANCELLED instead if an operator asked to cancel the
+     * task while the attempt ran) or FAILED, with its guarded UPDATE, and one multi-row INSERT of
+     * their attempt rows. An attempt whose lease was lost is left out: nothing of it is written.
+     *
+     * @return the status written (PENDING, CANCELLED or FAILED) by fencing token; a token missing
+     *     lost its lease
+     */
+    Map<Long, TaskStatus> settleFailures(List<Failure> batch) {
+        List<Failure> sorted = new ArrayList<>(batch);
+        sorted.sort(java.util.Comparator.comparingLong(f -> f.task().id())); // one lock order for all writers
+        return jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> {
+            Map<Long, TaskStatus> written = new HashMap<>();
+            List<Attempts.Row> rows = new ArrayList<>(sorted.size());
+            for (Failure f : sorted) {
+                Task t = f.task();
+                String reason = Attempts.reason(f.error());
+                TaskStatus status;
+                int n;
+                if (f.retryDelay() != null) {
+                    status = TaskStatus.PENDING;
+                    n = retry.run(c, f.retryDelay().toMillis(), reason, t.id(), t.fencingToken());
+                    if (n == 0) {
+                        status = TaskStatus.CANCELLED;
+                        n = retryCancelled.run(
+                                c,
+                                "Cancelled by an operator; the attempt failed with " + reason,
+                                t.id(),
+                                t.fencingToken());
+                    }
+                } else {
+                    status = TaskStatus.FAILED;
+                    n = fail.run(c, reason, t.id(), t.fencingToken());
+                }
+                if (checked(n, t)) {
+                    written.put(t.fencingToken(), status);
+                    rows.add(Attempts.Row.of(t, f.durationMs(), f.outcome(), f.error()));
+                }
+            }
+            attempts.insertAll(c, rows);
+            return written;
+        });
+    }
+
+    /**
+     * One retry through {@link #settleFailures}.
      *
      * @return the status written (PENDING or CANCELLED), or empty if the lease was lost
      */
     Optional<TaskStatus> retry(Task t, AttemptOutcome outcome, Throwable error, Duration delay, long durationMs) {
-        String reason = Attempts.reason(error);
-        Attempts.Row row = Attempts.Row.of(t, durationMs, outcome, error);
-        return jdbc.inTransaction("Record outcome of task " + t.id(), c -> {
-            TaskStatus written = TaskStatus.PENDING;
-            int n = update(
-                    c,
-                    t,
-                    "status = 'PENDING', run_at = " + dialect.nowPlusMillis() + ", last_error = ?",
-                    " AND cancel_requested = FALSE",
-                    delay.toMillis(),
-                    reason);
-            if (n == 0) {
-                written = TaskStatus.CANCELLED;
-                n = update(
-                        c,
-                        t,
-                        "status = 'CANCELLED', finished_at = " + now() + ", last_error = ?",
-                        " AND cancel_requested = TRUE",
-                        null,
-                        "Cancelled by an operator; the attempt failed with " + reason);
-            }
-            if (!checked(n, t)) {
-                return Optional.empty();
-            }
-            attempts.insert(c, row);
-            return Optional.of(written);
-        });
+        return Optional.ofNullable(settleFailures(List.of(new Failure(t, outcome, error, delay, durationMs)))
+                .get(t.fencingToken()));
     }
 
+    /** One FAILED through {@link #settleFailures}; {@code false} if the lease was lost. */
     boolean fail(Task t, AttemptOutcome outcome, Throwable error, long durationMs) {
-        return settle(
-                t,
-                "status = 'FAILED', finished_at = " + now() + ", last_error = ?",
-                null,
-                Attempts.reason(error),
-                Attempts.Row.of(t, durationMs, outcome, error));
+        return settleFailures(List.of(new Failure(t, outcome, error, null, durationMs)))
+                .containsKey(t.fencingToken());
     }
 
     boolean cancelled(Task t, Throwable error, long durationMs) {
         return settle(
                 t,
-                "status = 'CANCELLED', finished_at = " + now() + ", last_error = ?",
-                null,
+                cancel,
                 "Cancelled by an operator while running",
                 Attempts.Row.of(t, durationMs, AttemptOutcome.CANCELLED, error));
     }
@@ -223,72 +269,28 @@ final class Completions {
      */
     Optional<TaskStatus> handBack(Task t) {
         return jdbc.inTransaction("Hand back task " + t.id(), c -> {
-            String giveBack = "attempt = attempt - 1, ";
-            if (checked(
-                    update(
-                            c,
-                            t,
-                            giveBack + "status = 'PENDING', run_at = " + now(),
-                            " AND cancel_requested = FALSE",
-                            null,
-                            null),
-                    t)) {
+            if (checked(handBack.run(c, t.id(), t.fencingToken()), t)) {
                 return Optional.of(TaskStatus.PENDING);
             }
             boolean cancelled = checked(
-                    update(
-                            c,
-                            t,
-                            giveBack + "status = 'CANCELLED', finished_at = " + now() + ", last_error = ?",
-                            " AND cancel_requested = TRUE",
-                            null,
-                            "Cancelled by an operator; handed back before it finished"),
+                    handBackCancelled.run(
+                            c, "Cancelled by an operator; handed back before it finished", t.id(), t.fencingToken()),
                     t);
             return cancelled ? Optional.of(TaskStatus.CANCELLED) : Optional.empty();
         });
     }
 
-    private boolean settle(Task t, String set, Long delayMs, String lastError, Attempts.Row row) {
+    private boolean settle(Task t, TaskUpdate update, String lastError, Attempts.Row row) {
         return jdbc.inTransaction("Record outcome of task " + t.id(), c -> {
-            if (!checked(update(c, t, set, "", delayMs, lastError), t)) {
+            if (!checked(update.run(c, lastError, t.id(), t.fencingToken()), t)) {
                 return false;
             }
-            if (row != null) {
-                attempts.insert(c, row);
-            }
+            attempts.insert(c, row);
             return true;
         });
     }
 
-    /** The guarded UPDATE of one settle; {@code extraGuard} narrows the precondition further. */
-    private int update(Connection c, Task t, String set, String extraGuard, Long delayMs, String lastError)
-            throws SQLException {
-        // Out of RUNNING nobody holds the lease: no owner, no expiry (the token stays, as the last claim's).
-        String sql = "UPDATE dbtasks_task SET " + set + ", lease_owner = NULL, lease_expires_at = NULL,"
-                + " cancel_requested = FALSE, updated_at = " + now() + guard + extraGuard;
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = 1;
-            if (delayMs != null) {
-                ps.setLong(i++, delayMs);
-            }
-            if (lastError != null) {
-                ps.setString(i++, lastError);
-            }
-            ps.setLong(i++, t.id());
-            ps.setLong(i, t.leaseToken());
-            return ps.executeUpdate();
-        }
-    }
-
-    /** @return {@code true} for 1 row, {@code false} for 0 (the lease is lost); anything else is a bug */
     private static boolean checked(int n, Task t) {
-        if (n != 0 && n != 1) {
-            throw new IllegalStateException("outcome of task " + t.id() + " changed " + n + " rows");
-        }
-        return n == 1;
-    }
-
-    private String now() {
-        return dialect.now();
+        return TaskUpdate.checked(n, "outcome of task " + t.id());
     }
 }

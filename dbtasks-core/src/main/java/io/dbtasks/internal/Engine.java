@@ -1,7 +1,7 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.Task;
+import io.dbtasks.event.WorkerEvent;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
@@ -12,14 +12,13 @@ import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.lock.spi.Renewal;
 import io.dbtasks.once.RunOnceGuards;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -33,9 +32,11 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Wires the parts of one engine and runs its threads: one claim loop per queue, handler threads
- * (its own pool or the caller's executor), and a small scheduler for heartbeats, timeouts and
- * rescue.
+ * Wires the parts of one engine and runs its lifecycle: one claim loop per queue ({@link
+ * QueueWorker}), handler threads (its own pool or the caller's executor), the outcome writer, and a
+ * small scheduler for heartbeats, timeouts and rescue ({@link LeaseKeeper}). It holds no task logic:
+ * its parts are handed what they need at start and never reach back into it, and only {@code
+ * DbTasks} calls it.
  */
 public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
@@ -65,8 +66,12 @@ public final class Engine {
 
     static final int MAX_CLAIM_LOOPS = 2;
 
+    /** How long a stop waits for listeners to take the events still queued. */
+    static final Duration EVENT_DRAIN = Duration.ofSeconds(2);
+
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
-    private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+    private final RunningSet running = new RunningSet();
+    private final Events events;
     private final Object lifecycle = new Object();
     private volatile boolean started;
     private volatile boolean closed;
@@ -76,7 +81,7 @@ public final class Engine {
     /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
     private boolean listen = true;
 
-    private SuccessBatcher successes;
+    private OutcomeBatcher successes;
 
     private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
         this.config = config;
@@ -84,11 +89,13 @@ public final class Engine {
         this.handlers = handlers;
         this.dataSource = dataSource;
         this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
+        this.events = new Events(config.workerId(), config.listeners());
+        this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
-        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake);
+        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events);
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
-        this.leases = new Leases(jdbc, dialect, attempts, config);
+        this.leases = new Leases(jdbc, dialect, attempts, config, events);
         this.completions = new Completions(jdbc, dialect, attempts);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
@@ -149,6 +156,7 @@ public final class Engine {
             started = true;
             if (config.queues().isEmpty()) {
                 log.info("dbtasks {} started without workers (producer only)", config.workerId());
+                events.publish(new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), Map.of(), Instant.now()));
                 return;
             }
             int threads = config.queues().values().stream()
@@ -163,15 +171,35 @@ public final class Engine {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             daemonThreads("dbtasks-worker-"));
-            successes = new SuccessBatcher(completions);
+            successes = new OutcomeBatcher(completions);
             successes.start();
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
+            Execution.Wiring wiring = new Execution.Wiring(
+                    handlers,
+                    new Completer(jdbc, completions, leases, successes),
+                    scheduler,
+                    events,
+                    config::isNonRetryable,
+                    config.random());
+            LeaseKeeper keeper =
+                    new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
+            Duration longRunning = config.longRunningThreshold();
+            if (events.enabled() && !longRunning.isZero()) {
+                long every = Math.max(
+                        10,
+                        Math.min(
+                                        longRunning.toMillis(),
+                                        config.heartbeatInterval().toMillis())
+                                / 2);
+                scheduler.scheduleWithFixedDelay(
+                        () -> keeper.checkLongRunning(longRunning), every, every, TimeUnit.MILLISECONDS);
+            }
             long hb = config.heartbeatInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(this::rescue, 0, rescue, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
@@ -184,13 +212,18 @@ public final class Engine {
                 List<QueueWorker> list = new ArrayList<>(loops);
                 for (int i = 0; i < loops; i++) {
                     int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                    QueueWorker w = new QueueWorker(queue, slots, this);
+                    QueueWorker w = new QueueWorker(queue, slots, config, leases::claim, executor, running, wiring);
                     list.add(w);
                     w.start();
                 }
                 workers.put(queue, List.copyOf(list));
             });
-            listener = listen ? dialect.listen(dataSource, this::wake, config.pollInterval()) : null;
+            listener = listen
+                    ? dialect.listen(dataSource, this::wake, config.pollInterval())
+                            .orElse(null)
+                    : null;
+            events.publish(
+                    new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), config.queues(), Instant.now()));
             log.info(
                     "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
                     config.workerId(),
@@ -209,30 +242,25 @@ public final class Engine {
             closed = true;
             renewal.close();
             if (!started || workers.isEmpty()) {
+                if (started) {
+                    events.publish(
+                            new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), Map.of(), Instant.now()));
+                }
+                events.close(EVENT_DRAIN);
                 return true;
             }
             for (List<QueueWorker> loops : workers.values()) {
                 for (QueueWorker w : loops) {
                     try {
-                        w.stop().forEach(this::handBackUnstarted);
+                        w.stop().forEach(w::handBackUnstarted);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
                 }
             }
             closeListener();
-            long deadline = System.nanoTime() + timeout.toNanos();
-            synchronized (running) {
-                while (!running.isEmpty() && System.nanoTime() < deadline) {
-                    try {
-                        running.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
-            List<Execution> unfinished = new ArrayList<>(running);
+            running.awaitEmpty(System.nanoTime() + timeout.toNanos());
+            List<Execution> unfinished = running.snapshot();
             for (Execution e : unfinished) {
                 e.handBack();
             }
@@ -242,6 +270,9 @@ public final class Engine {
                 executor.shutdownNow();
             }
             log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
+            events.publish(
+                    new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
+            events.close(EVENT_DRAIN);
             return unfinished.isEmpty();
         }
     }
@@ -264,81 +295,9 @@ public final class Engine {
         return running.size();
     }
 
-    /** Registers a claimed task, so the heartbeat renews its lease from now on, even before it starts. */
-    Execution track(TaskRows.Claimed claimed, QueueWorker worker) {
-        Execution e = new Execution(claimed, this, worker);
-        running.add(e);
-        return e;
-    }
-
-    /** A task claimed ahead that never started goes back to PENDING without using an attempt. */
-    void handBackUnstarted(Execution e) {
-        e.handBack();
-        if (running.remove(e)) {
-            synchronized (running) {
-                running.notifyAll(); // a stop may be waiting for the last tracked task
-            }
-        }
-    }
-
-    /** Hands a tracked task to the handler executor; if it refuses, the task is handed back. */
-    void dispatch(Execution e) {
-        try {
-            executor.execute(e);
-        } catch (RejectedExecutionException rejected) {
-            log.warn("Executor rejected task {}; handing it back", e.task().id());
-            e.handBack();
-            finished(e);
-        }
-    }
-
-    void finished(Execution e) {
-        if (running.remove(e)) {
-            e.worker().released(e.handlerNanos());
-            synchronized (running) {
-                running.notifyAll();
-            }
-        }
-    }
-
     private void wake(String queue) {
         for (QueueWorker w : workers.getOrDefault(queue, List.of())) {
             w.wakeUp();
-        }
-    }
-
-    private void heartbeat() {
-        try {
-            // By lease token, not task id: a stale and a current execution of one task may both be here.
-            Map<Long, Execution> live = new java.util.HashMap<>();
-            List<Task> tasks = new ArrayList<>();
-            for (Execution e : running) {
-                if (!e.isSettled()) {
-                    live.put(e.task().leaseToken(), e);
-                    tasks.add(e.task());
-                }
-            }
-            for (Long lost : leases.heartbeat(tasks)) {
-                live.get(lost).onLeaseLost();
-            }
-            for (Long token : leases.cancelRequested(tasks)) {
-                Execution e = live.get(token);
-                if (e != null) { // a cancel request reaches only the execution that holds the lease
-                    e.onCancelRequested();
-                }
-            }
-        } catch (RuntimeException e) {
-            log.error("Heartbeat failed; will retry in {}", config.heartbeatInterval(), e);
-        }
-    }
-
-    private void rescue() {
-        try {
-            while (leases.rescueExpired() > 0 && !closed) {
-                // keep going while there is a backlog
-            }
-        } catch (RuntimeException e) {
-            log.error("Rescue of expired leases failed; will retry in {}", config.rescueInterval(), e);
         }
     }
 
@@ -356,8 +315,14 @@ public final class Engine {
         return jdbc.health();
     }
 
-    public EngineConfig config() {
-        return config;
+    /** @return the engine's worker id */
+    public String workerId() {
+        return config.workerId();
+    }
+
+    /** @return how long {@code DbTasks.close()} waits for running tasks */
+    public Duration shutdownTimeout() {
+        return config.shutdownTimeout();
     }
 
     public Dialect dialect() {
@@ -392,28 +357,8 @@ public final class Engine {
         return inbox;
     }
 
-    SuccessBatcher successes() {
-        return successes;
-    }
-
-    DataSource dataSource() {
-        return dataSource;
-    }
-
-    /** @return the engine's connections, with its statement timeout and health count */
-    Jdbc jdbc() {
-        return jdbc;
-    }
-
-    Leases leases() {
-        return leases;
-    }
-
-    Completions completions() {
-        return completions;
-    }
-
-    ScheduledExecutorService scheduler() {
-        return scheduler;
+    /** @return events dropped because a listener's queue was full; see {@link Events} */
+    public long droppedEvents() {
+        return events.dropped();
     }
 }

@@ -2,13 +2,19 @@ package io.dbtasks.internal;
 
 import io.dbtasks.NonRetryableException;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.event.TaskEventListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.function.DoubleSupplier;
 
-/** The validated, immutable settings of one engine; built by {@code DbTasks.Builder}. */
+/**
+ * The validated, immutable settings of one engine; built by {@code DbTasks.Builder}.
+ *
+ * <p>{@code listeners} receive the engine's events; {@code longRunningThreshold} is how long a
+ * handler may run before a {@code LONG_RUNNING} event, {@link Duration#ZERO} for never.
+ */
 public record EngineConfig(
         String workerId,
         Map<String, Integer> queues,
@@ -26,7 +32,9 @@ public record EngineConfig(
         List<Class<? extends Throwable>> nonRetryable,
         DoubleSupplier random,
         Duration vacuumInterval,
-        Duration statementTimeout) {
+        Duration statementTimeout,
+        List<TaskEventListener> listeners,
+        Duration longRunningThreshold) {
 
     /** @return whether a throwable ends its task without retry */
     public boolean isNonRetryable(Throwable t) {

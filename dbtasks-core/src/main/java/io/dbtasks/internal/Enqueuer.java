@@ -4,6 +4,8 @@ import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -29,6 +31,7 @@ public final class Enqueuer {
     private final HandlerRegistry handlers;
     private final EngineConfig config;
     private final Consumer<String> wake;
+    private final Events events;
     /** The most keyless tasks one multi-row INSERT takes (17 parameters each). */
     static final int MAX_MULTI_ROW = 500;
 
@@ -37,7 +40,14 @@ public final class Enqueuer {
     private final String insertSql;
     private final String insertWithKeySql;
 
-    Enqueuer(Jdbc jdbc, Dialect dialect, HandlerRegistry handlers, EngineConfig config, Consumer<String> wake) {
+    Enqueuer(
+            Jdbc jdbc,
+            Dialect dialect,
+            HandlerRegistry handlers,
+            EngineConfig config,
+            Consumer<String> wake,
+            Events events) {
+        this.events = events;
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
@@ -47,18 +57,44 @@ public final class Enqueuer {
         this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
                 + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES ";
-        this.valuesRow = "(?, ?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
+        this.valuesRow = "(?, ?, ?, ?, ?, ?, " + Dialect.status(TaskStatus.PENDING)
+                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.now() + ", " + dialect.now() + ")";
         this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }
 
-    /** Enqueues in one transaction of its own. */
+    /**
+     * Enqueues in one transaction of its own. The new tasks' events are held from before the commit
+     * until ENQUEUED is out, so a local claim that follows at once is published after it.
+     */
     public List<EnqueueResult> enqueue(List<TaskRequest> requests) {
         List<String> payloads = payloads(requests);
-        List<EnqueueResult> results =
-                jdbc.inTransaction("Enqueue of " + requests.size() + " task(s)", c -> insertAll(c, requests, payloads));
-        wakeQueues(results);
+        List<Long> holding = new ArrayList<>();
+        List<EnqueueResult> results;
+        try {
+            results = jdbc.inTransaction("Enqueue of " + requests.size() + " task(s)", c -> {
+                List<EnqueueResult> inserted = insertAll(c, requests, payloads);
+                if (events.enabled()) {
+                    for (EnqueueResult r : inserted) {
+                        if (!r.duplicate()) {
+                            events.hold(r.task().id());
+                            holding.add(r.task().id());
+                        }
+                    }
+                }
+                return inserted;
+            });
+        } catch (RuntimeException e) {
+            holding.forEach(id -> events.release(id, null));
+            throw e;
+        }
+        for (EnqueueResult r : results) {
+            if (!r.duplicate()) {
+                events.release(r.task().id(), events.event(TaskEvent.Type.ENQUEUED, r.task(), null));
+            }
+        }
+        newTaskQueues(results).forEach(wake);
         return results;
     }
 
@@ -82,7 +118,18 @@ public final class Enqueuer {
         return payloads;
     }
 
+    /**
+     * Publishes ENQUEUED for tasks written in the caller's transaction (before it commits, so before
+     * any claim), then wakes their queues' local workers.
+     */
     private void wakeQueues(List<EnqueueResult> results) {
+        if (events.enabled()) {
+            for (EnqueueResult r : results) {
+                if (!r.duplicate()) {
+                    events.task(TaskEvent.Type.ENQUEUED, r.task(), null);
+                }
+            }
+        }
         newTaskQueues(results).forEach(wake);
     }
 

@@ -7,6 +7,7 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.PostgresPooling;
 import io.dbtasks.lock.LeaseLostException;
 import java.sql.Connection;
@@ -14,10 +15,14 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,14 +34,43 @@ import org.slf4j.LoggerFactory;
  * lost, or shutdown handing the task back. The others only interrupt the handler; whatever it does
  * afterwards is discarded. Settling writes with the attempt's token, so even a stale settle after a
  * takeover changes nothing in the database.
+ *
+ * <p>It is handed what it needs, as River's executor is handed a completer and a done callback: its
+ * kind's handler (from the registry), the {@link Completer} its outcome goes to, the timer for its
+ * timeout, the event publisher, and an {@code onDone} callback owned by its queue worker, which
+ * frees its slot. It never sees the engine.
  */
 final class Execution implements Runnable, TaskContext {
     private static final Logger log = LoggerFactory.getLogger(Execution.class);
 
+    /**
+     * What every execution of one engine shares: its handlers, the outcome sink, the timer for
+     * timeouts, the event publisher and the retry rules.
+     *
+     * @param handlers the registered handlers, by kind
+     * @param completer where outcomes are written
+     * @param timer runs timeouts
+     * @param events publishes what happened
+     * @param nonRetryable whether a throwable ends its task without retry
+     * @param random uniform numbers in [0, 1) for backoff jitter
+     */
+    record Wiring(
+            HandlerRegistry handlers,
+            Completer completer,
+            ScheduledExecutorService timer,
+            Events events,
+            Predicate<Throwable> nonRetryable,
+            DoubleSupplier random) {}
+
     private final TaskRows.Claimed claimed;
     private final Task task;
-    private final Engine engine;
-    private final QueueWorker worker;
+    private final Wiring wiring;
+    private final Completer completer;
+    private final Events events;
+    private final Consumer<Execution> onDone;
+    private final AtomicBoolean lostReported = new AtomicBoolean();
+    private final AtomicBoolean longRunningReported = new AtomicBoolean();
+    private volatile boolean started;
     private final AtomicBoolean settled = new AtomicBoolean();
     private final long claimedNanos = System.nanoTime();
     private volatile long startNanos = claimedNanos; // reset when it starts: it may wait claimed ahead
@@ -46,15 +80,19 @@ final class Execution implements Runnable, TaskContext {
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
-    Execution(TaskRows.Claimed claimed, Engine engine, QueueWorker worker) {
+    /**
+     * @param claimed the claimed task
+     * @param wiring what the engine's executions share
+     * @param onDone called once the execution has ended on its thread, by its queue worker's
+     *     bookkeeping; not called for an execution handed back before it ran
+     */
+    Execution(TaskRows.Claimed claimed, Wiring wiring, Consumer<Execution> onDone) {
         this.claimed = claimed;
-        this.worker = worker;
         this.task = claimed.task();
-        this.engine = engine;
-    }
-
-    QueueWorker worker() {
-        return worker;
+        this.wiring = wiring;
+        this.completer = wiring.completer();
+        this.events = wiring.events();
+        this.onDone = onDone;
     }
 
     Task task() {
@@ -84,11 +122,10 @@ final class Execution implements Runnable, TaskContext {
         try {
             if (cancelRequested && settled.compareAndSet(false, true)) {
                 // cancelled while it waited claimed ahead: it never ran, and is not retried
-                report(
-                        engine.completions()
-                                .cancelled(task, new CancellationException("cancelled before it started"), 0),
-                        "cancelled");
+                recordCancelled(new CancellationException("cancelled before it started"), 0);
             } else if (!settled.get()) {
+                started = true;
+                events.task(TaskEvent.Type.STARTED, task, null);
                 execute();
             }
         } catch (RuntimeException e) {
@@ -108,19 +145,20 @@ final class Execution implements Runnable, TaskContext {
                 }
             }
             Thread.interrupted(); // clear a late interrupt so it does not leak into the pool's next task
-            engine.finished(this);
+            onDone.accept(this);
         }
     }
 
     private void execute() {
-        HandlerRegistry.Registration<?> registration = engine.handlers().find(task.kind());
+        HandlerRegistry handlers = wiring.handlers();
+        HandlerRegistry.Registration<?> registration = handlers.find(task.kind());
         if (registration == null) {
-            settleFailure(engine.handlers().unknownKind(task.kind()), AttemptOutcome.FAILED, false);
+            settleFailure(handlers.unknownKind(task.kind()), AttemptOutcome.FAILED, false);
             return;
         }
         Object payload;
         try {
-            payload = engine.handlers().read(task.kind(), task.payload(), registration.payloadType());
+            payload = handlers.read(task.kind(), task.payload(), registration.payloadType());
         } catch (InvalidPayloadException e) {
             settleFailure(e, AttemptOutcome.FAILED, false);
             return;
@@ -128,7 +166,7 @@ final class Execution implements Runnable, TaskContext {
         Duration timeout = claimed.timeout();
         if (timeout != null) {
             synchronized (this) {
-                timeoutFuture = engine.scheduler().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
+                timeoutFuture = wiring.timer().schedule(this::onTimeout, timeout.toMillis(), TimeUnit.MILLISECONDS);
             }
         }
         if (registration.transactional() != null) {
@@ -144,8 +182,7 @@ final class Execution implements Runnable, TaskContext {
         }
         handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
-            engine.successes()
-                    .submit(new Completions.Success(task, elapsedMillis()), recorded -> report(recorded, "succeeded"));
+            completer.succeed(task, elapsedMillis(), this::succeeded);
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
@@ -166,11 +203,11 @@ final class Execution implements Runnable, TaskContext {
             // The engine interrupted the handler because an operator cancelled the task; whatever
             // it threw in response (often not an InterruptedException) ends it CANCELLED, not retried.
             if (settled.compareAndSet(false, true)) {
-                report(engine.completions().cancelled(task, t, elapsedMillis()), "cancelled");
+                recordCancelled(t, elapsedMillis());
             }
             return;
         }
-        settleFailure(t, AttemptOutcome.FAILED, !engine.config().isNonRetryable(t));
+        settleFailure(t, AttemptOutcome.FAILED, !wiring.nonRetryable().test(t));
     }
 
     /**
@@ -180,7 +217,7 @@ final class Execution implements Runnable, TaskContext {
     private void executeInTransaction(HandlerRegistry.Registration<?> registration, Object payload) {
         // Borrowed like every engine connection: statementTimeout bounds the handler's statements and
         // the commit, and the outcome counts for health.
-        engine.jdbc().borrow("Transactional task " + task.id(), c -> {
+        completer.borrow("Transactional task " + task.id(), c -> {
             c.setAutoCommit(false);
             try {
                 invokeTransactional(registration, c, payload);
@@ -203,10 +240,11 @@ final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (engine.completions().succeedOn(c, task, elapsedMillis())) {
+            if (completer.succeedOn(c, task, elapsedMillis())) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
+                events.task(TaskEvent.Type.SUCCEEDED, task, null);
             } else {
                 c.rollback();
                 reportLost("returned (its transaction, effects included, was rolled back)");
@@ -249,38 +287,62 @@ final class Execution implements Runnable, TaskContext {
         recordFailure(error, outcome, retryable);
     }
 
-    /** Writes a failed attempt of a settled execution: a retry after backoff, or FAILED. */
+    /**
+     * Queues a failed attempt of a settled execution for the batch writer: a retry after backoff, or
+     * FAILED. The task's events are held until it is written, so a claim of the retry cannot be
+     * published first.
+     */
     private void recordFailure(Throwable error, AttemptOutcome outcome, boolean retryable) {
         boolean retry = retryable && task.attempt() < task.maxAttempts();
-        boolean recorded;
-        if (retry) {
-            Duration delay = claimed.retryPolicy()
-                    .delayAfter(task.attempt(), engine.config().random());
-            Optional<TaskStatus> written = engine.completions().retry(task, outcome, error, delay, elapsedMillis());
-            recorded = written.isPresent();
-            if (written.isPresent() && written.get() == TaskStatus.CANCELLED) {
+        Duration delay = retry ? claimed.retryPolicy().delayAfter(task.attempt(), wiring.random()) : null;
+        Completions.Failure failure = new Completions.Failure(task, outcome, error, delay, elapsedMillis());
+        events.hold(task.id());
+        try {
+            completer.fail(failure, (written, writeError) -> failureWritten(failure, retryable, written, writeError));
+        } catch (RuntimeException e) {
+            events.release(task.id(), null);
+            throw e;
+        }
+    }
+
+    /** The batch writer's answer for a failure: logs it and publishes its event. */
+    private void failureWritten(
+            Completions.Failure f, boolean retryable, Optional<TaskStatus> written, RuntimeException writeError) {
+        TaskEvent event = null;
+        String reason = Attempts.reason(f.error());
+        try {
+            if (writeError != null) {
+                log.error(
+                        "Task {} ({}): could not record the outcome of attempt {}; it will be rescued after its"
+                                + " lease expires",
+                        task.id(),
+                        task.kind(),
+                        task.attempt(),
+                        writeError);
+            } else if (written.isEmpty()) {
+                reportLost(f.outcome().name());
+            } else if (written.get() == TaskStatus.CANCELLED) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; not retried because an operator cancelled it",
                         task.id(),
                         task.kind(),
                         task.attempt(),
                         task.maxAttempts(),
-                        outcome,
-                        Attempts.reason(error));
-            } else if (recorded) {
+                        f.outcome(),
+                        reason);
+                event = events.event(TaskEvent.Type.CANCELLED, task, reason);
+            } else if (written.get() == TaskStatus.PENDING) {
                 log.info(
                         "Task {} ({}) attempt {}/{} {}: {}; retry in {} ms",
                         task.id(),
                         task.kind(),
                         task.attempt(),
                         task.maxAttempts(),
-                        outcome,
-                        Attempts.reason(error),
-                        delay.toMillis());
-            }
-        } else {
-            recorded = engine.completions().fail(task, outcome, error, elapsedMillis());
-            if (recorded) {
+                        f.outcome(),
+                        reason,
+                        f.retryDelay().toMillis());
+                event = events.retryScheduled(task, f.retryDelay(), f.outcome() + ": " + reason);
+            } else {
                 log.warn(
                         "Task {} ({}) FAILED on attempt {}/{} ({}): {}",
                         task.id(),
@@ -288,13 +350,37 @@ final class Execution implements Runnable, TaskContext {
                         task.attempt(),
                         task.maxAttempts(),
                         retryable ? "out of attempts" : "not retryable",
-                        Attempts.reason(error),
-                        error);
+                        reason,
+                        f.error());
+                event = events.event(TaskEvent.Type.FAILED, task, f.outcome() + ": " + reason);
             }
+        } finally {
+            events.release(task.id(), event);
         }
-        if (!recorded) {
-            reportLost(outcome.name());
+    }
+
+    /** Writes CANCELLED for an attempt an operator cancelled; its event is held as a failure's is. */
+    private void recordCancelled(Throwable error, long durationMs) {
+        events.hold(task.id());
+        TaskEvent event = null;
+        try {
+            if (completer.cancelled(task, error, durationMs)) {
+                log.debug("Task {} ({}) attempt {} cancelled", task.id(), task.kind(), task.attempt());
+                event = events.event(TaskEvent.Type.CANCELLED, task, "Cancelled by an operator");
+            } else {
+                reportLost("cancelled");
+            }
+        } finally {
+            events.release(task.id(), event);
         }
+    }
+
+    /** The batch writer's answer for this attempt's success. */
+    private void succeeded(boolean recorded) {
+        if (recorded) {
+            events.task(TaskEvent.Type.SUCCEEDED, task, null);
+        }
+        report(recorded, "succeeded");
     }
 
     private void report(boolean recorded, String what) {
@@ -305,8 +391,16 @@ final class Execution implements Runnable, TaskContext {
         }
     }
 
+    /** Publishes LEASE_LOST once per execution, whoever notices first. */
+    private void publishLost(String detail) {
+        if (lostReported.compareAndSet(false, true)) {
+            events.task(TaskEvent.Type.LEASE_LOST, task, detail);
+        }
+    }
+
     private void reportLost(String what) {
         leaseLost = true;
+        publishLost(what + " but the lease no longer holds; result discarded");
         log.warn(
                 "Task {} ({}) attempt {}: {} but lease token {} no longer holds (the lease expired and was taken"
                         + " over, or an operator changed the task); result discarded",
@@ -314,7 +408,7 @@ final class Execution implements Runnable, TaskContext {
                 task.kind(),
                 task.attempt(),
                 what,
-                task.leaseToken());
+                task.fencingToken());
     }
 
     private void onTimeout() {
@@ -334,13 +428,14 @@ final class Execution implements Runnable, TaskContext {
     void onLeaseLost() {
         leaseLost = true;
         if (settled.compareAndSet(false, true)) {
+            publishLost("lease lost (expired and taken over, or changed by an operator); handler interrupted");
             log.warn(
                     "Task {} ({}) attempt {}: lease token {} lost (expired and taken over, or changed by an"
                             + " operator); interrupting the handler and discarding its result",
                     task.id(),
                     task.kind(),
                     task.attempt(),
-                    task.leaseToken());
+                    task.fencingToken());
         }
         interrupt();
     }
@@ -361,16 +456,41 @@ final class Execution implements Runnable, TaskContext {
     void handBack() {
         if (settled.compareAndSet(false, true)) {
             leaseLost = true;
+            events.hold(task.id()); // the next claim of a task handed back must not be published first
+            TaskEvent event = null;
             try {
-                engine.completions()
-                        .handBack(task)
-                        .ifPresent(
-                                status -> log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status));
+                Optional<TaskStatus> status = completer.handBack(task);
+                if (status.isPresent()) {
+                    log.info("Task {} ({}) handed back: now {}", task.id(), task.kind(), status.get());
+                    boolean cancelled = status.get() == TaskStatus.CANCELLED;
+                    event = events.event(
+                            cancelled ? TaskEvent.Type.CANCELLED : TaskEvent.Type.HANDED_BACK,
+                            task,
+                            cancelled ? "Cancelled by an operator; handed back" : null);
+                }
             } catch (DbTasksException e) {
                 log.error("Task {}: could not hand it back; it will be rescued when its lease expires", task.id(), e);
+            } finally {
+                events.release(task.id(), event);
             }
         }
         interrupt();
+    }
+
+    /**
+     * Publishes LONG_RUNNING once if the handler has been running (started, not settled) for at
+     * least {@code thresholdNanos}.
+     */
+    void checkLongRunning(long thresholdNanos) {
+        if (started
+                && !settled.get()
+                && System.nanoTime() - startNanos >= thresholdNanos
+                && longRunningReported.compareAndSet(false, true)) {
+            events.task(
+                    TaskEvent.Type.LONG_RUNNING,
+                    task,
+                    "running for " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos) + " ms");
+        }
     }
 
     private synchronized void interrupt() {
@@ -416,7 +536,7 @@ final class Execution implements Runnable, TaskContext {
 
     @Override
     public long fencingToken() {
-        return task.leaseToken();
+        return task.fencingToken();
     }
 
     @Override
@@ -436,11 +556,11 @@ final class Execution implements Runnable, TaskContext {
 
     @Override
     public void heartbeat() {
-        if (!leaseLost && engine.leases().heartbeat(java.util.List.of(task)).isEmpty()) {
+        if (!leaseLost && completer.renew(task)) {
             return;
         }
         onLeaseLost();
-        throw new LeaseLostException("Task " + task.id() + " lease token " + task.leaseToken()
+        throw new LeaseLostException("Task " + task.id() + " lease token " + task.fencingToken()
                 + " is no longer held by worker " + task.leaseOwner() + "; stop work and return");
     }
 }

@@ -3,6 +3,7 @@ package io.dbtasks.internal;
 import io.dbtasks.AttemptOutcome;
 import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,8 +24,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A claim moves due PENDING tasks to RUNNING in one statement, giving each a new fencing token
  * from the database sequence and a lease that ends {@code lease} after the database's now. The
- * holder renews it by heartbeat: an UPDATE guarded by {@code id AND lease_token AND status =
- * 'RUNNING'}; 0 rows means the lease is gone (rescued and re-claimed, retried, handed back) and the
+ * holder renews it by heartbeat: a {@link TaskUpdate} guarded by the lease ({@code id AND
+ * lease_token AND RUNNING}); 0 rows means the lease is gone (rescued and re-claimed, retried, handed back) and the
  * holder must stop. Rescue finds RUNNING tasks whose lease ended by the database clock and, with
  * one guarded UPDATE per task that re-checks expiry, token and the cancel flag it read, sends each
  * back to PENDING (FAILED when it has no attempts left, CANCELLED when an operator asked to cancel
@@ -40,8 +41,17 @@ public final class Leases {
     private final TaskRows rows;
     private final Attempts attempts;
     private final EngineConfig config;
+    private final Events events;
+    private final TaskUpdate update;
+    /** Binds: lease millis, id, token. */
+    private final TaskUpdate renew;
 
-    Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config) {
+    Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
+        this.events = events;
+        this.update = new TaskUpdate(dialect);
+        this.renew = update.set("lease_expires_at = " + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now())
+                .held()
+                .renewal();
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
@@ -51,10 +61,14 @@ public final class Leases {
 
     /** Claims up to {@code limit} due tasks of {@code queue}; see the class comment. */
     List<TaskRows.Claimed> claim(String queue, int limit) {
-        return jdbc.withConnection(
+        List<TaskRows.Claimed> claimed = jdbc.withConnection(
                 "Claim from queue " + queue,
                 c -> dialect.claim(
                         c, queue, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+        for (TaskRows.Claimed c : claimed) {
+            events.task(TaskEvent.Type.CLAIMED, c.task(), null);
+        }
+        return claimed;
     }
 
     /**
@@ -69,18 +83,11 @@ public final class Leases {
         }
         return jdbc.withConnection("Heartbeat", c -> {
             Set<Long> lost = new HashSet<>();
-            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET lease_expires_at = "
-                    + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now()
-                    + " WHERE id = ? AND lease_token = ? AND " + dialect.isRunning("status"))) {
+            try (PreparedStatement ps = c.prepareStatement(renew.sql())) {
                 for (Task t : tasks) {
-                    ps.setLong(1, config.lease().toMillis());
-                    ps.setLong(2, t.id());
-                    ps.setLong(3, t.leaseToken());
-                    int n = ps.executeUpdate();
-                    if (n == 0) {
-                        lost.add(t.leaseToken());
-                    } else if (n != 1) {
-                        throw new IllegalStateException("heartbeat of task " + t.id() + " changed " + n + " rows");
+                    renew.bind(ps, config.lease().toMillis(), t.id(), t.fencingToken());
+                    if (!TaskUpdate.checked(ps.executeUpdate(), "heartbeat of task " + t.id())) {
+                        lost.add(t.fencingToken());
                     }
                 }
             }
@@ -101,7 +108,7 @@ public final class Leases {
             List<Task> list = new ArrayList<>(tasks);
             String in = String.join(", ", java.util.Collections.nCopies(list.size(), "?"));
             try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
-                    + ") AND status = 'RUNNING' AND cancel_requested = TRUE")) {
+                    + ") AND " + TaskUpdate.is("status", TaskStatus.RUNNING) + " AND cancel_requested = TRUE")) {
                 for (int i = 0; i < list.size(); i++) {
                     ps.setLong(i + 1, list.get(i).id());
                 }
@@ -121,26 +128,69 @@ public final class Leases {
      * @return how many were rescued
      */
     int rescueExpired() {
-        record Expired(
-                long id,
-                long token,
-                int attempt,
-                int maxAttempts,
-                String queue,
-                String owner,
-                boolean cancelRequested,
-                Instant startedAt,
-                Instant dbNow) {}
         // One transaction: lock the expired rows no one else holds (SKIP LOCKED), then rescue each
         // with its guarded UPDATE. A row locked by a frozen worker's open transaction is skipped and
         // tried again next round, instead of stalling every task behind it (issue 8).
-        List<String> rescued = jdbc.inTransaction("Rescue expired leases", c -> {
+        // Held from before the commit until RESCUED is out: a claim that follows at once waits in line.
+        Set<Long> holding = new HashSet<>();
+        List<Rescued> rescued;
+        try {
+            rescued = rescueInTransaction(holding);
+        } catch (RuntimeException e) {
+            holding.forEach(id -> events.release(id, null));
+            throw e;
+        }
+        Instant now = Instant.now();
+        for (Rescued r : rescued) {
+            Expired e = r.task();
+            log.warn("Rescued task {}: {}; now {}", e.id(), r.reason(), r.next());
+            TaskEvent event = events.enabled()
+                    ? new TaskEvent(
+                            TaskEvent.Type.RESCUED,
+                            e.id(),
+                            e.kind(),
+                            e.queue(),
+                            e.attempt(),
+                            e.token(),
+                            config.workerId(),
+                            now,
+                            null,
+                            r.reason() + "; now " + r.next())
+                    : null;
+            if (holding.remove(e.id())) {
+                events.release(e.id(), event);
+            }
+        }
+        holding.forEach(id -> events.release(id, null));
+        return rescued.size();
+    }
+
+    /** A task whose expired lease was rescued. */
+    private record Expired(
+            long id,
+            long token,
+            int attempt,
+            int maxAttempts,
+            String queue,
+            String kind,
+            String owner,
+            boolean cancelRequested,
+            Instant startedAt,
+            Instant dbNow) {}
+
+    /** What a rescue wrote for one task. */
+    private record Rescued(Expired task, String reason, TaskStatus next) {}
+
+    /** The rescue's transaction; adds each task it rescues to {@code holding}, held, before commit. */
+    private List<Rescued> rescueInTransaction(Set<Long> holding) {
+        return jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
             {
                 List<Expired> expired = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
-                        + " queue, lease_owner, cancel_requested, started_at, " + dialect.now()
-                        + " AS db_now FROM dbtasks_task WHERE status = 'RUNNING' AND lease_expires_at < "
+                        + " queue, kind, lease_owner, cancel_requested, started_at, " + dialect.now()
+                        + " AS db_now FROM dbtasks_task WHERE " + TaskUpdate.is("status", TaskStatus.RUNNING)
+                        + " AND lease_expires_at < "
                         + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
                         + dialect.forUpdateSkipLocked())) {
                     try (ResultSet rs = ps.executeQuery()) {
@@ -151,6 +201,7 @@ public final class Leases {
                                     rs.getInt("attempt"),
                                     rs.getInt("max_attempts"),
                                     rs.getString("queue"),
+                                    rs.getString("kind"),
                                     rs.getString("lease_owner"),
                                     rs.getBoolean("cancel_requested"),
                                     dialect.getInstant(rs, "started_at"),
@@ -158,7 +209,7 @@ public final class Leases {
                         }
                     }
                 }
-                List<String> done = new ArrayList<>();
+                List<Rescued> done = new ArrayList<>();
                 for (Expired e : expired) {
                     boolean last = e.attempt() >= e.maxAttempts();
                     TaskStatus next =
@@ -169,7 +220,7 @@ public final class Leases {
                                     ? "; an operator had asked to cancel it, so it is not run again"
                                     : last ? "; no attempts left" : "; rescued for another attempt");
                     int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
-                    if (!Jdbc.changedOne(n, "rescue of task " + e.id())) {
+                    if (!TaskUpdate.checked(n, "rescue of task " + e.id())) {
                         continue; // renewed, completed or rescued by someone else meanwhile
                     }
                     long durationMs = e.startedAt() == null
@@ -191,15 +242,14 @@ public final class Leases {
                                     null,
                                     reason,
                                     null));
-                    done.add("task " + e.id() + ": " + reason + "; now " + next);
+                    done.add(new Rescued(e, reason, next));
+                    if (holding.add(e.id())) {
+                        events.hold(e.id());
+                    }
                 }
                 return done;
             }
         });
-        for (String r : rescued) {
-            log.warn("Rescued {}", r);
-        }
-        return rescued.size();
     }
 
     /**
@@ -208,18 +258,10 @@ public final class Leases {
      */
     private int rescueOne(Connection c, long id, long token, boolean cancelRequested, TaskStatus next, String reason)
             throws SQLException {
-        String finished = next.isFinal() ? dialect.now() : "NULL";
-        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET status = ?, run_at = "
-                + dialect.now() + ", finished_at = " + finished + ", lease_owner = NULL, lease_expires_at = NULL,"
-                + " cancel_requested = FALSE,"
-                + " updated_at = " + dialect.now() + ", last_error = ? WHERE id = ? AND lease_token = ?"
-                + " AND status = 'RUNNING' AND cancel_requested = ? AND lease_expires_at < " + dialect.now())) {
-            ps.setString(1, next.name());
-            ps.setString(2, reason);
-            ps.setLong(3, id);
-            ps.setLong(4, token);
-            ps.setBoolean(5, cancelRequested);
-            return ps.executeUpdate();
-        }
+        return update.to(next)
+                .set("run_at = " + dialect.now() + ", last_error = ?")
+                .held()
+                .and("cancel_requested = ? AND lease_expires_at < " + dialect.now())
+                .run(c, reason, id, token, cancelRequested);
     }
 }

@@ -38,14 +38,15 @@ final class QueueTableVacuum {
 
     /** @return whether this database needs it at all */
     boolean applies() {
-        return dialect.vacuumTaskTable() != null;
+        return dialect.tableVacuum().isPresent();
     }
 
     void run() {
         try {
             long dead = jdbc.withConnection("Count dead task rows", c -> {
                 try (Statement s = c.createStatement();
-                        ResultSet rs = s.executeQuery(dialect.deadTaskRowsQuery())) {
+                        ResultSet rs = s.executeQuery(
+                                dialect.tableVacuum().orElseThrow().deadRowsQuery())) {
                     return rs.next() ? rs.getLong(1) : 0L;
                 }
             });
@@ -62,7 +63,7 @@ final class QueueTableVacuum {
                     // A big table may take minutes: exempt from statementTimeout (restored on return).
                     c.setNetworkTimeout(Runnable::run, 0);
                     try (Statement s = c.createStatement()) {
-                        s.execute(dialect.vacuumTaskTable());
+                        s.execute(dialect.tableVacuum().orElseThrow().vacuum());
                     }
                     return null;
                 });

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -64,11 +66,21 @@ final class QueueWorker implements Runnable {
      */
     static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 500;
 
+    /** Claims up to {@code limit} due tasks of {@code queue}; see {@link Leases#claim}. */
+    @FunctionalInterface
+    interface Claimer {
+        List<TaskRows.Claimed> claim(String queue, int limit);
+    }
+
     private final String queue;
     private final int slots;
-    private final Engine engine;
+    private final EngineConfig config;
+    private final Claimer claimer;
+    private final Executor executor;
+    private final RunningSet running;
+    private final Execution.Wiring wiring;
     private final Semaphore wake = new Semaphore(0);
-    private volatile boolean running = true;
+    private volatile boolean claiming = true;
     private Thread thread;
 
     // guarded by this
@@ -76,10 +88,30 @@ final class QueueWorker implements Runnable {
     private final ArrayDeque<Execution> waiting = new ArrayDeque<>(); // claimed ahead, not yet started
     private double averageNanos = -1; // handler time, exponentially weighted; -1 until one is seen
 
-    QueueWorker(String queue, int slots, Engine engine) {
+    /**
+     * @param queue the queue it claims from
+     * @param slots how many of its tasks may run at once
+     * @param config the engine's settings (poll interval, claim batch, claim-ahead, jitter)
+     * @param claimer claims tasks
+     * @param executor runs the handlers
+     * @param running the engine's tracked executions, which this loop adds to and removes from
+     * @param wiring what the executions it creates share
+     */
+    QueueWorker(
+            String queue,
+            int slots,
+            EngineConfig config,
+            Claimer claimer,
+            Executor executor,
+            RunningSet running,
+            Execution.Wiring wiring) {
         this.queue = queue;
         this.slots = slots;
-        this.engine = engine;
+        this.config = config;
+        this.claimer = claimer;
+        this.executor = executor;
+        this.running = running;
+        this.wiring = wiring;
     }
 
     String queue() {
@@ -97,7 +129,7 @@ final class QueueWorker implements Runnable {
      * back. Tasks already running are left to finish.
      */
     List<Execution> stop() throws InterruptedException {
-        running = false;
+        claiming = false;
         wakeUp();
         if (thread != null) {
             thread.join(TimeUnit.SECONDS.toMillis(30));
@@ -132,7 +164,7 @@ final class QueueWorker implements Runnable {
                         ? handlerNanos
                         : averageNanos + DURATION_WEIGHT * (handlerNanos - averageNanos);
             }
-            next = running ? waiting.poll() : null;
+            next = claiming ? waiting.poll() : null;
             if (next == null) {
                 active--;
             }
@@ -141,7 +173,7 @@ final class QueueWorker implements Runnable {
             wake = before <= 0 || (before < worthwhile && after >= worthwhile);
         }
         if (next != null) {
-            engine.dispatch(next);
+            dispatch(next);
         }
         if (wake) {
             wakeUp(); // we were full, or enough room is free now for a worthwhile claim
@@ -155,7 +187,7 @@ final class QueueWorker implements Runnable {
 
     /** How many tasks may wait claimed ahead, from the average handler time. Guarded by this. */
     private int claimAhead() {
-        if (averageNanos < 0 || !engine.config().claimAhead()) {
+        if (averageNanos < 0 || !config.claimAhead()) {
             return 0;
         }
         double horizon = TimeUnit.MILLISECONDS.toNanos(CLAIM_AHEAD_HORIZON_MILLIS);
@@ -164,16 +196,16 @@ final class QueueWorker implements Runnable {
 
     /** The smallest claim worth a round trip while the queue is busy. Guarded by this. */
     private int worthwhileClaim() {
-        return Math.max(1, Math.min(slots + claimAhead(), engine.config().claimBatch()) / 2);
+        return Math.max(1, Math.min(slots + claimAhead(), config.claimBatch()) / 2);
     }
 
     @Override
     public void run() {
-        Duration poll = engine.config().pollInterval();
+        Duration poll = config.pollInterval();
         long errorSleep = Math.min(poll.toMillis(), MAX_CLAIM_ERROR_BACKOFF_MILLIS);
         boolean busy = false;
         long lastClaim = 0;
-        while (running) {
+        while (claiming) {
             handBackStale();
             int room;
             int worthwhile;
@@ -192,15 +224,15 @@ final class QueueWorker implements Runnable {
                     continue;
                 }
             }
-            int wanted = Math.min(room, engine.config().claimBatch());
+            int wanted = Math.min(room, config.claimBatch());
             List<TaskRows.Claimed> claimed;
             try {
-                claimed = engine.leases().claim(queue, wanted);
+                claimed = claimer.claim(queue, wanted);
                 errorSleep = Math.min(poll.toMillis(), MAX_CLAIM_ERROR_BACKOFF_MILLIS);
             } catch (RuntimeException e) {
                 // Full jitter within [half, whole] of the step, so engines that lost the database
                 // together do not return in lockstep.
-                long pause = errorSleep / 2 + (long) (engine.config().random().getAsDouble() * (errorSleep / 2 + 1));
+                long pause = errorSleep / 2 + (long) (config.random().getAsDouble() * (errorSleep / 2 + 1));
                 log.error("Claim from queue {} failed; retrying in {} ms", queue, pause, e);
                 sleep(pause);
                 errorSleep = Math.min(errorSleep * 2, MAX_CLAIM_ERROR_BACKOFF_MILLIS);
@@ -236,7 +268,7 @@ final class QueueWorker implements Runnable {
                 queue,
                 stale.size(),
                 MAX_CLAIM_AHEAD_WAIT_MILLIS);
-        stale.forEach(engine::handBackUnstarted);
+        stale.forEach(this::handBackUnstarted);
     }
 
     /**
@@ -249,8 +281,9 @@ final class QueueWorker implements Runnable {
         List<Execution> late = List.of();
         synchronized (this) {
             for (TaskRows.Claimed c : claimed) {
-                Execution e = engine.track(c, this);
-                if (!running) {
+                Execution e = new Execution(c, wiring, this::finished);
+                running.add(e); // the heartbeat renews its lease from now on, even before it starts
+                if (!claiming) {
                     if (late.isEmpty()) {
                         late = new ArrayList<>();
                     }
@@ -264,9 +297,33 @@ final class QueueWorker implements Runnable {
             }
         }
         for (Execution e : now) {
-            engine.dispatch(e);
+            dispatch(e);
         }
-        late.forEach(engine::handBackUnstarted);
+        late.forEach(this::handBackUnstarted);
+    }
+
+    /** A task claimed ahead that never started goes back to PENDING without using an attempt. */
+    void handBackUnstarted(Execution e) {
+        e.handBack();
+        running.remove(e);
+    }
+
+    /** Hands an execution to the handler executor; if it refuses, the task is handed back. */
+    private void dispatch(Execution e) {
+        try {
+            executor.execute(e);
+        } catch (RejectedExecutionException rejected) {
+            log.warn("Executor rejected task {}; handing it back", e.task().id());
+            e.handBack();
+            finished(e);
+        }
+    }
+
+    /** The execution's {@code onDone}: it ended on its thread (or was refused a thread). */
+    private void finished(Execution e) {
+        if (running.remove(e)) {
+            released(e.handlerNanos());
+        }
     }
 
     private void sleep(long millis) {
@@ -276,7 +333,7 @@ final class QueueWorker implements Runnable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            running = false;
+            claiming = false;
         }
     }
 }

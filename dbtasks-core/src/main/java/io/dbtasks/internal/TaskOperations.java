@@ -5,83 +5,79 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
-import java.sql.PreparedStatement;
 import java.time.Instant;
 import java.util.function.Consumer;
 
 /**
- * Operator actions. Each is one guarded UPDATE whose WHERE clause states the allowed source states;
+ * Operator actions. Each is one guarded {@link TaskUpdate} whose WHERE clause states the allowed
+ * source states;
  * when it changes 0 rows the task is read to say whether it is missing (404) or in a state that
  * does not allow the action (409).
  */
 public final class TaskOperations {
     private final Jdbc jdbc;
-    private final Dialect dialect;
     private final TaskQueries queries;
     private final Consumer<String> wake;
+    /** Binds: additional attempts, id. */
+    private final TaskUpdate retryFinished;
+    /** Binds: id. */
+    private final TaskUpdate cancelPending;
+    /** Binds: id. */
+    private final TaskUpdate requestCancel;
+    /** Binds: run at, id. */
+    private final TaskUpdate reschedulePending;
+    /** Binds: id. */
+    private final TaskUpdate runPendingNow;
 
     TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
         this.jdbc = jdbc;
-        this.dialect = dialect;
         this.queries = queries;
         this.wake = wake;
+        TaskUpdate update = new TaskUpdate(dialect);
+        String now = dialect.now();
+        this.retryFinished = update.to(TaskStatus.PENDING)
+                .set("run_at = " + now + ", max_attempts = GREATEST(max_attempts, attempt + ?)")
+                .whereIn(TaskStatus.FAILED, TaskStatus.CANCELLED)
+                .and("id = ?");
+        this.cancelPending =
+                update.to(TaskStatus.CANCELLED).whereIn(TaskStatus.PENDING).and("id = ?");
+        // A running handler is stopped cooperatively: its worker sees the flag at the next heartbeat.
+        this.requestCancel = update.set("cancel_requested = TRUE")
+                .whereIn(TaskStatus.RUNNING)
+                .and("id = ?");
+        this.reschedulePending =
+                update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
+        this.runPendingNow =
+                update.set("run_at = " + now).whereIn(TaskStatus.PENDING).and("id = ?");
     }
 
     public Task retry(long id, int additionalAttempts) {
         if (additionalAttempts < 1) {
             throw new IllegalArgumentException("additionalAttempts must be at least 1, got " + additionalAttempts);
         }
-        int n = update(
-                "UPDATE dbtasks_task SET status = 'PENDING', run_at = " + now() + ", updated_at = " + now()
-                        + ", finished_at = NULL, cancel_requested = FALSE,"
-                        + " max_attempts = GREATEST(max_attempts, attempt + ?)"
-                        + " WHERE id = ? AND status IN ('FAILED', 'CANCELLED')",
-                additionalAttempts,
-                id);
+        int n = update(retryFinished, additionalAttempts, id);
         return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
     }
 
     public Task cancel(long id) {
-        int n = update(
-                "UPDATE dbtasks_task SET status = 'CANCELLED', finished_at = " + now() + ", updated_at = " + now()
-                        + " WHERE id = ? AND status = 'PENDING'",
-                id);
+        int n = update(cancelPending, id);
         if (n == 0) {
-            // A running handler is stopped cooperatively: its worker sees the flag at the next heartbeat.
-            n = update(
-                    "UPDATE dbtasks_task SET cancel_requested = TRUE, updated_at = " + now()
-                            + " WHERE id = ? AND status = 'RUNNING'",
-                    id);
+            n = update(requestCancel, id);
         }
         return after(n, id, "cancel", "SUCCEEDED, FAILED and CANCELLED tasks are finished");
     }
 
     public Task reschedule(long id, Instant runAt) {
-        int n = jdbc.withConnection("Reschedule task " + id, c -> {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET run_at = ?, updated_at = " + now()
-                    + " WHERE id = ? AND status = 'PENDING'")) {
-                dialect.setInstant(ps, 1, runAt);
-                ps.setLong(2, id);
-                return ps.executeUpdate();
-            }
-        });
+        int n = update(reschedulePending, runAt, id);
         return after(n, id, "reschedule", "only PENDING tasks can be rescheduled; retry a finished one instead");
     }
 
     public Task runNow(String key) {
         Task task = queries.findByKey(key)
                 .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'"));
-        int n = update(
-                "UPDATE dbtasks_task SET run_at = " + now() + ", updated_at = " + now()
-                        + " WHERE id = ? AND status = 'PENDING'",
-                task.id());
+        int n = update(runPendingNow, task.id());
         if (n == 0) {
-            n = update(
-                    "UPDATE dbtasks_task SET status = 'PENDING', run_at = " + now() + ", updated_at = " + now()
-                            + ", finished_at = NULL, cancel_requested = FALSE,"
-                            + " max_attempts = GREATEST(max_attempts, attempt + 1)"
-                            + " WHERE id = ? AND status IN ('FAILED', 'CANCELLED')",
-                    task.id());
+            n = update(retryFinished, 1, task.id());
         }
         return after(n, task.id(), "run now", "a RUNNING task is already running and a SUCCEEDED one is done");
     }
@@ -92,27 +88,14 @@ public final class TaskOperations {
             throw new IllegalTransitionException(
                     "Cannot " + action + " task " + id + " while it is " + task.status() + ": " + rule, task.status());
         }
-        if (updated != 1) {
-            throw new IllegalStateException(action + " of task " + id + " changed " + updated + " rows");
-        }
+        TaskUpdate.checked(updated, action + " of task " + id);
         if (task.status() == TaskStatus.PENDING) {
             wake.accept(task.queue());
         }
         return task;
     }
 
-    private int update(String sql, Object... args) {
-        return jdbc.withConnection("Update task", c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                for (int i = 0; i < args.length; i++) {
-                    ps.setObject(i + 1, args[i]);
-                }
-                return ps.executeUpdate();
-            }
-        });
-    }
-
-    private String now() {
-        return dialect.now();
+    private int update(TaskUpdate update, Object... args) {
+        return jdbc.withConnection("Update task", c -> update.run(c, args));
     }
 }

@@ -21,7 +21,7 @@ final class TaskRows {
 
     Task task(ResultSet rs) throws SQLException {
         long token = rs.getLong("lease_token");
-        Long leaseToken = rs.wasNull() ? null : token;
+        Long fencingToken = rs.wasNull() ? null : token;
         return new Task(
                 rs.getLong("id"),
                 rs.getString("queue"),
@@ -36,7 +36,7 @@ final class TaskRows {
                 rs.getString("payload"),
                 dialect.getInstant(rs, "run_at"),
                 rs.getString("lease_owner"),
-                leaseToken,
+                fencingToken,
                 dialect.getInstant(rs, "lease_expires_at"),
                 rs.getBoolean("cancel_requested"),
                 dialect.getInstant(rs, "created_at"),

@@ -11,8 +11,9 @@ import io.dbtasks.TaskFilter;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.event.TaskEvent;
 import io.dbtasks.lock.LeaseLostException;
-import io.dbtasks.testing.LogCapture;
+import io.dbtasks.testing.EventRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class ClaimAndLeaseContract extends EngineHarness {
     static final String KIND = "lease.work";
-    static final String EXECUTION_LOGGER = "io.dbtasks.internal.Execution";
+    /** What the old worker of a {@link #takeOver} published. */
+    private final EventRecorder oldWorkerEvents = new EventRecorder();
 
     @Test
     void eachOfFiveHundredTasksRunsExactlyOnceAcrossFourEnginesUnderDistinctTokens() {
@@ -85,7 +87,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(all.items()).allSatisfy(t -> {
             assertThat(t.status()).isEqualTo(TaskStatus.SUCCEEDED);
             assertThat(t.attempt()).isEqualTo(1);
-            assertThat(t.leaseToken()).isEqualTo(tokenByTask.get(t.id()));
+            assertThat(t.fencingToken()).isEqualTo(tokenByTask.get(t.id()));
             assertThat(t.leaseOwner()).isNull();
         });
         assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE worker LIKE 'engine-%'"))
@@ -169,6 +171,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         CountDownLatch started = latch();
         CountDownLatch release = latch();
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(60))
                 .rescueInterval(Duration.ofMinutes(10))
@@ -194,7 +197,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
 
         Task settled = awaitStatus(newOwner, id, TaskStatus.SUCCEEDED);
         assertThat(settled.attempt()).isEqualTo(2);
-        assertThat(settled.leaseToken()).isGreaterThan(claimed.leaseToken());
+        assertThat(settled.fencingToken()).isGreaterThan(claimed.fencingToken());
         assertThat(settled.leaseOwner()).isNull();
         List<Attempt> attempts = newOwner.attempts(id);
         assertThat(attempts)
@@ -203,44 +206,52 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         Attempt expired = attempts.get(0);
         assertThat(expired.attempt()).isEqualTo(1);
         assertThat(expired.worker()).isEqualTo("old-owner");
-        assertThat(expired.leaseToken()).isEqualTo(claimed.leaseToken());
+        assertThat(expired.fencingToken()).isEqualTo(claimed.fencingToken());
         assertThat(expired.errorMessage()).contains("expired");
         Attempt rerun = attempts.get(1);
         assertThat(rerun.attempt()).isEqualTo(2);
         assertThat(rerun.worker()).isEqualTo("new-owner");
-        assertThat(rerun.leaseToken()).isEqualTo(settled.leaseToken());
+        assertThat(rerun.fencingToken()).isEqualTo(settled.fencingToken());
 
         release.countDown();
         eventually().alias("old worker's handler to finish").until(() -> oldWorker.runningCount() == 0);
-        return new Takeover(oldWorker, id, claimed.leaseToken(), settled);
+        return new Takeover(oldWorker, id, claimed.fencingToken(), settled);
     }
 
     @Test
     void expiredLeaseIsTakenOverAndOldTokenCannotComplete() throws Exception {
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {});
+        Takeover t = takeOver((ctx, p) -> {});
 
-            // The old worker returned normally; its guarded completion matched 0 rows.
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
-            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
-        }
+        // The old worker returned normally; its guarded completion matched 0 rows.
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .containsExactly(
+                        TaskEvent.Type.ENQUEUED,
+                        TaskEvent.Type.CLAIMED,
+                        TaskEvent.Type.STARTED,
+                        TaskEvent.Type.LEASE_LOST);
     }
 
     @Test
     void oldWorkersFailureAfterTakeoverChangesNothing() throws Exception {
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {
-                throw new IllegalStateException("late failure of the old worker");
-            });
+        Takeover t = takeOver((ctx, p) -> {
+            throw new IllegalStateException("late failure of the old worker");
+        });
 
-            // No FAILED attempt, no retry: the row is exactly what the new owner wrote.
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(t.oldWorker().attempts(t.id()))
-                    .extracting(Attempt::outcome)
-                    .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
-            eventually().until(() -> log.contains("Task " + t.id(), "lease token " + t.oldToken(), "no longer holds"));
-        }
+        // No FAILED attempt, no retry: the row is exactly what the new owner wrote.
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        assertThat(t.oldWorker().attempts(t.id()))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .containsExactly(
+                        TaskEvent.Type.ENQUEUED,
+                        TaskEvent.Type.CLAIMED,
+                        TaskEvent.Type.STARTED,
+                        TaskEvent.Type.LEASE_LOST);
     }
 
     @Test
@@ -248,27 +259,24 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         AtomicReference<Exception> heartbeat = new AtomicReference<>();
         AtomicBoolean lostBefore = new AtomicBoolean(true);
         AtomicBoolean lostAfter = new AtomicBoolean();
-        try (LogCapture log = LogCapture.of(EXECUTION_LOGGER)) {
-            Takeover t = takeOver((ctx, p) -> {
-                lostBefore.set(ctx.isLeaseLost());
-                try {
-                    ctx.heartbeat();
-                } catch (RuntimeException e) {
-                    heartbeat.set(e);
-                }
-                lostAfter.set(ctx.isLeaseLost());
-            });
+        Takeover t = takeOver((ctx, p) -> {
+            lostBefore.set(ctx.isLeaseLost());
+            try {
+                ctx.heartbeat();
+            } catch (RuntimeException e) {
+                heartbeat.set(e);
+            }
+            lostAfter.set(ctx.isLeaseLost());
+        });
 
-            assertThat(heartbeat.get())
-                    .isInstanceOf(LeaseLostException.class)
-                    .hasMessageContaining("Task " + t.id())
-                    .hasMessageContaining("token " + t.oldToken());
-            assertThat(lostBefore).isFalse(); // nobody had told it yet
-            assertThat(lostAfter).isTrue();
-            assertThat(t.oldWorker().find(t.id())).contains(t.settled());
-            assertThat(log.contains("Task " + t.id(), "lease token " + t.oldToken(), "lost"))
-                    .isTrue();
-        }
+        assertThat(heartbeat.get())
+                .isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("Task " + t.id())
+                .hasMessageContaining("token " + t.oldToken());
+        assertThat(lostBefore).isFalse(); // nobody had told it yet
+        assertThat(lostAfter).isTrue();
+        assertThat(t.oldWorker().find(t.id())).contains(t.settled());
+        eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
     }
 
     @Test
@@ -279,6 +287,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         // Lease 2 s, heartbeat 1.5 s: the takeover below happens well before the first heartbeat,
         // which then finds its token gone.
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(2))
                 .heartbeatInterval(Duration.ofMillis(1500))
@@ -376,6 +385,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         CountDownLatch release = latch();
         AtomicInteger rescuerRuns = new AtomicInteger();
         DbTasks oldWorker = engine(b -> b.workerId("old-owner")
+                .listener(oldWorkerEvents)
                 .queue(DbTasks.DEFAULT_QUEUE, 1)
                 .lease(Duration.ofSeconds(60))
                 .rescueInterval(Duration.ofMinutes(10))
@@ -391,7 +401,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                 .id();
         oldWorker.start();
         awaitLatch(started);
-        long oldToken = oldWorker.find(id).orElseThrow().leaseToken();
+        long oldToken = oldWorker.find(id).orElseThrow().fencingToken();
         expireLease(id);
         rescuer.start();
 
@@ -405,7 +415,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         List<Attempt> attempts = rescuer.attempts(id);
         assertThat(attempts).hasSize(1);
         assertThat(attempts.get(0).outcome()).isEqualTo(AttemptOutcome.LEASE_EXPIRED);
-        assertThat(attempts.get(0).leaseToken()).isEqualTo(oldToken);
+        assertThat(attempts.get(0).fencingToken()).isEqualTo(oldToken);
         assertThat(attempts.get(0).worker()).isEqualTo("old-owner");
         assertThat(attempts.get(0).finishedAt())
                 .isAfterOrEqualTo(attempts.get(0).startedAt());
@@ -771,7 +781,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         Task done = awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
 
         assertThat(seen).hasSize(4).isSorted().doesNotHaveDuplicates();
-        assertThat(tasks.attempts(id)).extracting(Attempt::leaseToken).containsExactlyElementsOf(seen);
-        assertThat(done.leaseToken()).isEqualTo(seen.get(3));
+        assertThat(tasks.attempts(id)).extracting(Attempt::fencingToken).containsExactlyElementsOf(seen);
+        assertThat(done.fencingToken()).isEqualTo(seen.get(3));
     }
 }

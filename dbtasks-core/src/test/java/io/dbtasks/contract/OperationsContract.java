@@ -141,7 +141,7 @@ public abstract class OperationsContract extends EngineHarness {
         assertRefused(() -> tasks.reschedule(running, Instant.now().plusSeconds(60)), TaskStatus.RUNNING);
 
         assertThat(tasks.find(pending)).contains(pendingBefore);
-        assertThat(tasks.find(running).orElseThrow().leaseToken()).isEqualTo(runningBefore.leaseToken());
+        assertThat(tasks.find(running).orElseThrow().fencingToken()).isEqualTo(runningBefore.fencingToken());
         assertThat(tasks.find(running).orElseThrow().status()).isEqualTo(TaskStatus.RUNNING);
         assertThat(tasks.find(succeeded)).contains(succeededBefore);
     }

@@ -57,7 +57,7 @@ public abstract class QueriesContract extends EngineHarness {
         assertThat(found.reference()).isEqualTo("ORD-42");
         assertThat(found.payload()).contains("\"orderId\":42").contains("\"operator\":\"admin\"");
         assertThat(found.leaseOwner()).isNull();
-        assertThat(found.leaseToken()).isNull();
+        assertThat(found.fencingToken()).isNull();
         assertThat(found.leaseExpiresAt()).isNull();
         assertThat(found.cancelRequested()).isFalse();
         assertThat(found.startedAt()).isNull();
@@ -189,7 +189,7 @@ public abstract class QueriesContract extends EngineHarness {
         assertThat(attempts.get(1).stackTrace()).isNull();
         assertThat(attempts.get(1).startedAt()).isAfterOrEqualTo(attempts.get(0).finishedAt());
         assertThat(attempts.get(1).startedAt()).isEqualTo(done.startedAt());
-        assertThat(attempts.get(1).leaseToken()).isEqualTo(done.leaseToken());
+        assertThat(attempts.get(1).fencingToken()).isEqualTo(done.fencingToken());
         assertThat(done.finishedAt()).isNotNull();
     }
 

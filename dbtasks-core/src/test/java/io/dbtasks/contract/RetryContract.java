@@ -190,7 +190,7 @@ public abstract class RetryContract extends EngineHarness {
             assertThat(a.finishedAt()).isAfterOrEqualTo(a.startedAt());
             assertThat(a.duration().isNegative()).isFalse();
         }
-        assertThat(attempts).extracting(Attempt::leaseToken).isSorted().doesNotHaveDuplicates();
+        assertThat(attempts).extracting(Attempt::fencingToken).isSorted().doesNotHaveDuplicates();
         assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE task_id = ? AND outcome = 'FAILED'", id))
                 .isEqualTo(3);
     }

@@ -82,7 +82,7 @@ public abstract class TaskContract extends EngineHarness {
                 .containsEntry("queue", DbTasks.DEFAULT_QUEUE)
                 .containsEntry("attempt", 1)
                 .containsEntry("max", 5)
-                .containsEntry("token", done.leaseToken())
+                .containsEntry("token", done.fencingToken())
                 .containsEntry("worker", "ctx-worker")
                 .containsEntry("lost", false)
                 .containsEntry("cancel", false);

@@ -72,7 +72,7 @@ public abstract class TransactionalHandlerContract extends EngineHarness {
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> tasks.find(id).orElseThrow().status() == TaskStatus.SUCCEEDED);
         assertThat(effectTokens(id))
-                .containsExactly(tasks.find(id).orElseThrow().leaseToken());
+                .containsExactly(tasks.find(id).orElseThrow().fencingToken());
     }
 
     @Test
@@ -96,7 +96,7 @@ public abstract class TransactionalHandlerContract extends EngineHarness {
                 .extracting(Attempt::outcome)
                 .containsExactly(AttemptOutcome.FAILED, AttemptOutcome.SUCCEEDED);
         assertThat(effectTokens(id))
-                .containsExactly(tasks.find(id).orElseThrow().leaseToken());
+                .containsExactly(tasks.find(id).orElseThrow().fencingToken());
     }
 
     @Test
@@ -121,7 +121,7 @@ public abstract class TransactionalHandlerContract extends EngineHarness {
                 .id();
         a.start();
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-        long tokenA = a.find(id).orElseThrow().leaseToken();
+        long tokenA = a.find(id).orElseThrow().fencingToken();
 
         // A stalls (a GC pause, say) past its lease: expire it by the database clock.
         try (Connection c = database().dataSource().getConnection();
@@ -138,7 +138,7 @@ public abstract class TransactionalHandlerContract extends EngineHarness {
         b.start();
         await().atMost(Duration.ofSeconds(15))
                 .until(() -> b.find(id).orElseThrow().status() == TaskStatus.SUCCEEDED);
-        long tokenB = b.find(id).orElseThrow().leaseToken();
+        long tokenB = b.find(id).orElseThrow().fencingToken();
         assertThat(tokenB).isGreaterThan(tokenA);
 
         // A wakes up and returns: its guarded completion matches 0 rows and its effect rolls back.

@@ -9,6 +9,8 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.contract.EngineHarness;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.dialect.Dialects;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +22,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -31,10 +32,16 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public abstract class LeaseFencingContract extends EngineHarness {
     static final String QUEUE = "fenced";
-    private final List<Engine> parts = new ArrayList<>();
+    /** One worker's lease and completion components, wired as an engine wires them, with no threads. */
+    record Worker(
+            Enqueuer enqueuer,
+            TaskQueries queries,
+            TaskOperations operations,
+            Leases leases,
+            Completions completions) {}
 
-    /** An engine (not started) whose lease and completion components act as worker {@code workerId}. */
-    private Engine worker(String workerId) {
+    /** The components of a worker {@code workerId} that is never started. */
+    private Worker worker(String workerId) {
         EngineConfig config = new EngineConfig(
                 workerId,
                 Map.of(QUEUE, 1),
@@ -52,19 +59,24 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 List.of(),
                 () -> 0.5,
                 Duration.ZERO,
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30),
+                List.of(),
+                Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
-        Engine e = Engine.create(dataSource(), config, HandlerRegistry.builder().build(mapper), mapper, false, null);
-        parts.add(e);
-        return e;
+        Dialect dialect = Dialects.detect(dataSource());
+        Jdbc jdbc = new Jdbc(dataSource(), config.statementTimeout(), new HealthTracker());
+        Events events = new Events(workerId, List.of());
+        Attempts attempts = new Attempts(dialect);
+        TaskQueries queries = new TaskQueries(jdbc, dialect);
+        return new Worker(
+                new Enqueuer(jdbc, dialect, HandlerRegistry.builder().build(mapper), config, q -> {}, events),
+                queries,
+                new TaskOperations(jdbc, dialect, queries, q -> {}),
+                new Leases(jdbc, dialect, attempts, config, events),
+                new Completions(jdbc, dialect, attempts));
     }
 
-    @AfterEach
-    void closeParts() {
-        parts.forEach(e -> e.stop(Duration.ZERO));
-    }
-
-    private long enqueue(Engine e, int maxAttempts) {
+    private long enqueue(Worker e, int maxAttempts) {
         return e.enqueuer()
                 .enqueue(List.of(TaskRequest.builder("fenced.work")
                         .queue(QUEUE)
@@ -75,20 +87,20 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 .id();
     }
 
-    private static Task claimOne(Engine e) {
+    private static Task claimOne(Worker e) {
         List<TaskRows.Claimed> claimed = e.leases().claim(QUEUE, 10);
         assertThat(claimed).hasSize(1);
         return claimed.get(0).task();
     }
 
-    private static Task row(Engine e, long id) {
+    private static Task row(Worker e, long id) {
         return e.queries().find(id).orElseThrow();
     }
 
     @Test
     void staleTokenCannotHeartbeatCompleteFailCancelOrHandBackAfterTakeover() {
-        Engine oldWorker = worker("old");
-        Engine newWorker = worker("new");
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
         long id = enqueue(oldWorker, 3);
         Task old = claimOne(oldWorker);
         assertThat(old.leaseOwner()).isEqualTo("old");
@@ -101,13 +113,13 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(rescued.leaseOwner()).isNull();
         assertThat(rescued.leaseExpiresAt()).isNull();
         Task fresh = claimOne(newWorker);
-        assertThat(fresh.leaseToken()).isGreaterThan(old.leaseToken());
+        assertThat(fresh.fencingToken()).isGreaterThan(old.fencingToken());
         assertThat(fresh.attempt()).isEqualTo(2);
         assertThat(fresh.leaseOwner()).isEqualTo("new");
         Task before = row(newWorker, id);
 
         // Every write of the old worker is guarded by its token and matches 0 rows.
-        assertThat(oldWorker.leases().heartbeat(List.of(old))).containsExactly(old.leaseToken());
+        assertThat(oldWorker.leases().heartbeat(List.of(old))).containsExactly(old.fencingToken());
         Completions stale = oldWorker.completions();
         IllegalStateException boom = new IllegalStateException("stale");
         assertThat(stale.succeed(old, 10)).isFalse();
@@ -133,14 +145,16 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(attempts)
                 .extracting(Attempt::outcome)
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
-        assertThat(attempts).extracting(Attempt::leaseToken).containsExactly(old.leaseToken(), fresh.leaseToken());
+        assertThat(attempts)
+                .extracting(Attempt::fencingToken)
+                .containsExactly(old.fencingToken(), fresh.fencingToken());
         assertThat(attempts).extracting(Attempt::worker).containsExactly("old", "new");
     }
 
     @Test
     void batchedCompletionRecordsOnlyTheAttemptsThatStillHoldTheirLease() {
-        Engine oldWorker = worker("old");
-        Engine newWorker = worker("new");
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
         long staleId = enqueue(oldWorker, 3);
         Task stale = claimOne(oldWorker);
         long liveId = enqueue(oldWorker, 3);
@@ -164,14 +178,14 @@ public abstract class LeaseFencingContract extends EngineHarness {
                         new Completions.Success(live, 6),
                         new Completions.Success(taken, 7)));
 
-        assertThat(recorded).containsExactly(live.leaseToken());
+        assertThat(recorded).containsExactly(live.fencingToken());
         assertThat(row(oldWorker, liveId).status()).isEqualTo(TaskStatus.SUCCEEDED);
         assertThat(oldWorker.queries().attempts(liveId))
-                .extracting(Attempt::outcome, Attempt::leaseToken, Attempt::worker)
+                .extracting(Attempt::outcome, Attempt::fencingToken, Attempt::worker)
                 .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple(AttemptOutcome.SUCCEEDED, live.leaseToken(), "old"));
+                        org.assertj.core.groups.Tuple.tuple(AttemptOutcome.SUCCEEDED, live.fencingToken(), "old"));
         assertThat(row(newWorker, fresh.id()).status()).isEqualTo(TaskStatus.RUNNING);
-        assertThat(row(newWorker, fresh.id()).leaseToken()).isEqualTo(fresh.leaseToken());
+        assertThat(row(newWorker, fresh.id()).fencingToken()).isEqualTo(fresh.fencingToken());
         assertThat(row(newWorker, pendingBefore.id())).isEqualTo(pendingBefore);
         for (long id : List.of(staleId, takenId)) {
             assertThat(newWorker.queries().attempts(id))
@@ -182,7 +196,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void settledAttemptCannotBeSettledTwice() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task t = claimOne(w);
         assertThat(w.completions().succeed(t, 1)).isTrue();
@@ -192,7 +206,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.completions().retry(t, AttemptOutcome.FAILED, new RuntimeException(), Duration.ZERO, 1))
                 .isEmpty();
         assertThat(w.completions().handBack(t)).isEmpty();
-        assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.leaseToken());
+        assertThat(w.leases().heartbeat(List.of(t))).containsExactly(t.fencingToken());
 
         assertThat(row(w, id)).isEqualTo(done);
         assertThat(w.queries().attempts(id)).hasSize(1);
@@ -200,10 +214,10 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void successSubmittedAfterTheWriterStoppedIsStillRecorded() throws Exception {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 1);
         Task t = claimOne(w);
-        SuccessBatcher writer = new SuccessBatcher(w.completions());
+        OutcomeBatcher writer = new OutcomeBatcher(w.completions());
         writer.start();
         writer.stop(1_000); // as at engine stop: a handler that outlived it returns after this
 
@@ -221,7 +235,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void retriedTaskCannotBeCompletedWithTheTokenOfTheFailedAttempt() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task first = claimOne(w);
         assertThat(w.completions().retry(first, AttemptOutcome.FAILED, new RuntimeException("x"), Duration.ZERO, 1))
@@ -230,14 +244,14 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
         assertThat(w.completions().succeed(first, 1)).isFalse();
         assertThat(row(w, id).status()).isEqualTo(TaskStatus.RUNNING);
-        assertThat(row(w, id).leaseToken()).isEqualTo(second.leaseToken());
+        assertThat(row(w, id).fencingToken()).isEqualTo(second.fencingToken());
         assertThat(w.completions().succeed(second, 1)).isTrue();
     }
 
     @Test
     void rescueLeavesLiveLeasesAloneAndAHolderMayRenewALeaseNobodyTookOver() {
-        Engine holder = worker("holder");
-        Engine rescuer = worker("rescuer");
+        Worker holder = worker("holder");
+        Worker rescuer = worker("rescuer");
         long id = enqueue(holder, 3);
         Task t = claimOne(holder);
 
@@ -254,7 +268,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void handBackReturnsTheAttemptAndWritesNoAttemptRow() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 1);
         Task t = claimOne(w);
         assertThat(t.attempt()).isEqualTo(1);
@@ -268,12 +282,12 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.queries().attempts(id)).isEmpty();
         Task again = claimOne(w);
         assertThat(again.attempt()).isEqualTo(1);
-        assertThat(again.leaseToken()).isGreaterThan(t.leaseToken());
+        assertThat(again.fencingToken()).isGreaterThan(t.fencingToken());
     }
 
     @Test
     void handBackOfATaskAnOperatorAskedToCancelEndsItCancelled() {
-        Engine w = worker("w");
+        Worker w = worker("w");
         long id = enqueue(w, 3);
         Task t = claimOne(w);
         w.operations().cancel(id); // RUNNING: only flagged, for the worker's next heartbeat
@@ -291,9 +305,9 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void twoRescuersRacingOverTheSameExpiredLeasesRescueEachOnce() throws Exception {
-        Engine holder = worker("holder");
-        Engine a = worker("rescuer-a");
-        Engine b = worker("rescuer-b");
+        Worker holder = worker("holder");
+        Worker a = worker("rescuer-a");
+        Worker b = worker("rescuer-b");
         int n = 30;
         for (int i = 0; i < n; i++) {
             enqueue(holder, 3);
@@ -328,8 +342,8 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     @Test
     void claimsNeverShareATaskAndTokensStrictlyIncrease() throws Exception {
-        Engine a = worker("a");
-        Engine b = worker("b");
+        Worker a = worker("a");
+        Worker b = worker("b");
         int n = 200;
         List<TaskRequest> batch = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -342,7 +356,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         try {
             CyclicBarrier go = new CyclicBarrier(2);
             List<Future<List<Task>>> futures = new ArrayList<>();
-            for (Engine e : List.of(a, b)) {
+            for (Worker e : List.of(a, b)) {
                 futures.add(pool.submit(() -> {
                     go.await(10, TimeUnit.SECONDS);
                     List<Task> mine = new ArrayList<>();
@@ -353,11 +367,11 @@ public abstract class LeaseFencingContract extends EngineHarness {
                             return mine;
                         }
                         for (TaskRows.Claimed c : got) {
-                            assertThat(c.task().leaseToken()).isGreaterThan(lastToken);
+                            assertThat(c.task().fencingToken()).isGreaterThan(lastToken);
                             mine.add(c.task());
                         }
                         lastToken = got.stream()
-                                .mapToLong(c -> c.task().leaseToken())
+                                .mapToLong(c -> c.task().fencingToken())
                                 .max()
                                 .orElseThrow();
                     }
@@ -372,7 +386,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
         }
         assertThat(claimed).hasSize(n);
         assertThat(claimed).extracting(Task::id).doesNotHaveDuplicates();
-        assertThat(claimed).extracting(Task::leaseToken).doesNotHaveDuplicates();
+        assertThat(claimed).extracting(Task::fencingToken).doesNotHaveDuplicates();
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING' AND attempt = 1"))
                 .isEqualTo(n);
     }

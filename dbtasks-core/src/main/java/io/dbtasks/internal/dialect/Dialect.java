@@ -1,11 +1,13 @@
 package io.dbtasks.internal.dialect;
 
+import io.dbtasks.TaskStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Everything that differs between databases: the claim statement, time arithmetic on the database
@@ -124,24 +126,37 @@ public interface Dialect {
      * @param dataSource where to take the dedicated listening connection from
      * @param onQueue called on the listener's thread with each notified queue name
      * @param pollInterval the workers' poll interval, the fallback the listener names if it stops
-     * @return the running listener, to be closed on shutdown; or {@code null} where the database
-     *     has no notifications
+     * @return the running listener, to be closed on shutdown; empty where the database has no
+     *     notifications
      */
-    default AutoCloseable listen(
+    default Optional<AutoCloseable> listen(
             javax.sql.DataSource dataSource,
             java.util.function.Consumer<String> onQueue,
             java.time.Duration pollInterval) {
-        return null;
+        return Optional.empty();
     }
 
     /**
-     * One statement that completes a batch of successful attempts and writes their attempt rows, or
-     * {@code null} where the engine must use a locking read, an UPDATE and an INSERT instead. Binds:
-     * arrays of task ids, lease tokens, durations in milliseconds and worker ids; the UPDATE is
-     * guarded by id, token and RUNNING per row; returns the lease tokens recorded, one row each.
+     * One statement that completes a batch of successful attempts and writes their attempt rows;
+     * empty where the engine must use a locking read, an UPDATE and an INSERT instead. Binds:
+     * arrays of task ids, fencing tokens, durations in milliseconds and worker ids; the UPDATE is
+     * guarded by id, token and RUNNING per row; returns the fencing tokens recorded, one row each.
+     *
+     * @return the statement, or empty where the dialect has none
      */
-    default String completeBatchSql() {
-        return null;
+    default Optional<String> completeBatchSql() {
+        return Optional.empty();
+    }
+
+    /**
+     * An SQL literal for a task status, so that statements name states through {@link TaskStatus}
+     * and never as bare text.
+     *
+     * @param status the status
+     * @return the status name as a quoted SQL string literal
+     */
+    static String status(TaskStatus status) {
+        return "'" + status.name() + "'";
     }
 
     /**
@@ -152,23 +167,21 @@ public interface Dialect {
      * @return an SQL boolean expression
      */
     default String isRunning(String column) {
-        return column + " = 'RUNNING'";
+        return column + " = " + status(TaskStatus.RUNNING);
     }
 
     /**
-     * A query returning one number, the task table's dead row versions, or {@code null} where the
-     * database cleans up after itself and needs no {@link #vacuumTaskTable()}.
+     * How to vacuum the task table where the database needs it done by the engine.
+     *
+     * @param deadRowsQuery a query returning one number, the task table's dead row versions
+     * @param vacuum the statement that reclaims the task table's dead rows (and refreshes its
+     *     statistics, so plans follow the mix of PENDING and RUNNING rows)
      */
-    default String deadTaskRowsQuery() {
-        return null;
-    }
+    record TableVacuum(String deadRowsQuery, String vacuum) {}
 
-    /**
-     * @return the statement that reclaims the task table's dead rows (and refreshes its statistics,
-     *     so plans follow the mix of PENDING and RUNNING rows), or {@code null}
-     */
-    default String vacuumTaskTable() {
-        return null;
+    /** @return how to vacuum the task table, or empty where the database cleans up after itself */
+    default Optional<TableVacuum> tableVacuum() {
+        return Optional.empty();
     }
 
     /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */
@@ -216,14 +229,15 @@ public interface Dialect {
 
     /** The {@code SET} list shared by every dialect's claim. Binds: owner, lease millis. */
     default String claimSetList() {
-        return "status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, lease_token = " + nextToken()
+        return "status = " + status(TaskStatus.RUNNING) + ", attempt = attempt + 1, lease_owner = ?, lease_token = "
+                + nextToken()
                 + ", lease_expires_at = " + nowPlusMillis() + ", heartbeat_at = " + now() + ", started_at = "
                 + now() + ", updated_at = " + now() + ", cancel_requested = FALSE";
     }
 
     /** The due-task condition shared by every claim. Binds: queue. */
     default String dueCondition() {
-        return "queue = ? AND status = 'PENDING' AND run_at <= " + now();
+        return "queue = ? AND status = " + status(TaskStatus.PENDING) + " AND run_at <= " + now();
     }
 
     /** The claim order: priority first, then due time, then age. */

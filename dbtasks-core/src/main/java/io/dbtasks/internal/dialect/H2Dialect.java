@@ -1,5 +1,6 @@
 package io.dbtasks.internal.dialect;
 
+import io.dbtasks.TaskStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,7 +16,7 @@ import java.util.List;
 /**
  * H2 2.x, embedded. The sweeps (rescue, retention) lock with {@code FOR UPDATE SKIP LOCKED}, which
  * H2 2.4 supports; a claim is a guarded conditional UPDATE: it reads due
- * ids, then updates only those still PENDING ({@code WHERE status = 'PENDING'} is re-checked under
+ * ids, then updates only those still PENDING (the PENDING status is re-checked under
  * the row lock) and reads the changed rows back through {@code FINAL TABLE}. Two claimers racing for
  * a row: one updates it, the other's guard fails and it simply gets fewer rows.
  */
@@ -70,7 +71,7 @@ public final class H2Dialect implements Dialect {
             return new ArrayList<>();
         }
         String sql = "SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSetList()
-                + " WHERE status = 'PENDING' AND run_at <= " + now() + " AND id IN ("
+                + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + now() + " AND id IN ("
                 + String.join(", ", Collections.nCopies(ids.size(), "?"))
                 + "))";
         try (PreparedStatement ps = c.prepareStatement(sql)) {

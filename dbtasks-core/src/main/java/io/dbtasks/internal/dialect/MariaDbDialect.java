@@ -1,5 +1,6 @@
 package io.dbtasks.internal.dialect;
 
+import io.dbtasks.TaskStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -74,8 +75,8 @@ public final class MariaDbDialect implements Dialect {
                 return Collections.emptyList();
             }
             String in = placeholders(ids.size());
-            try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE dbtasks_task SET " + claimSetList() + " WHERE status = 'PENDING' AND id IN (" + in + ")")) {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET " + claimSetList()
+                    + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in + ")")) {
                 ps.setString(1, owner);
                 ps.setLong(2, leaseMillis);
                 for (int i = 0; i < ids.size(); i++) {

@@ -31,11 +31,18 @@ import org.slf4j.LoggerFactory;
  * <p>The claim reads the key's row first, and draws a token only when it is about to write, so the
  * new token is greater than the one it replaces ({@link DbClock}). Every write is one statement
  * guarded by the state it expects: the INSERT by the primary key, a takeover by {@code token = <old>
- * AND status = 'RUNNING' AND lease_expires_at <= now}, a re-run of a failure by {@code token = <old>
- * AND status = 'FAILED'}, renewal and completion by {@code token = <ours> AND status = 'RUNNING'}.
+ * AND status = RUNNING AND lease_expires_at <= now}, a re-run of a failure by {@code token = <old>
+ * AND status = FAILED}, renewal and completion by {@code token = <ours> AND status = RUNNING}.
  * A write that changes 0 rows lost a race and the claim reads the row again.
  */
 public final class JdbcRunOnceGuards implements RunOnceGuards {
+    /** The states of a {@code dbtasks_once} row (its own table, not the task state machine). */
+    enum GuardStatus {
+        RUNNING,
+        SUCCEEDED,
+        FAILED
+    }
+
     private static final Logger log = LoggerFactory.getLogger(JdbcRunOnceGuards.class);
     private static final int MAX_KEY = 255;
     private static final int MAX_TRIES = 5;
@@ -67,19 +74,22 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         this.selectSql = "SELECT status, token, owner, lease_expires_at, CASE WHEN lease_expires_at > " + now
                 + " THEN 1 ELSE 0 END AS live FROM dbtasks_once WHERE once_key = ?";
         this.insertSql = "INSERT INTO dbtasks_once (once_key, status, token, owner, lease_expires_at, started_at, runs,"
-                + " created_at, updated_at) VALUES (?, 'RUNNING', ?, ?, ?, " + now + ", 1, " + now + ", " + now + ")"
+                + " created_at, updated_at) VALUES (?, '" + GuardStatus.RUNNING + "', ?, ?, ?, " + now + ", 1, " + now
+                + ", " + now + ")"
                 + dialect.onConflictDoNothing();
         // Binds: new token, owner, expiry, key, old token, old status. Expiry is re-checked for RUNNING.
-        this.rerunSql = "UPDATE dbtasks_once SET status = 'RUNNING', token = ?, owner = ?, lease_expires_at = ?,"
+        this.rerunSql = "UPDATE dbtasks_once SET status = '" + GuardStatus.RUNNING
+                + "', token = ?, owner = ?, lease_expires_at = ?,"
                 + " started_at = " + now + ", finished_at = NULL, duration_ms = NULL, runs = runs + 1, updated_at = "
                 + now
-                + " WHERE once_key = ? AND token = ? AND status = ? AND (status = 'FAILED' OR lease_expires_at <= "
+                + " WHERE once_key = ? AND token = ? AND status = ? AND (status = '" + GuardStatus.FAILED
+                + "' OR lease_expires_at <= "
                 + now + ")";
         this.renewSql = "UPDATE dbtasks_once SET lease_expires_at = " + dialect.nowPlusMillis() + ", updated_at = "
-                + now + " WHERE once_key = ? AND token = ? AND status = 'RUNNING'";
+                + now + " WHERE once_key = ? AND token = ? AND status = '" + GuardStatus.RUNNING + "'";
         this.finishSql = "UPDATE dbtasks_once SET status = ?, last_error = ?, duration_ms = ?, finished_at = " + now
                 + ", lease_expires_at = NULL, updated_at = " + now
-                + " WHERE once_key = ? AND token = ? AND status = 'RUNNING'";
+                + " WHERE once_key = ? AND token = ? AND status = '" + GuardStatus.RUNNING + "'";
     }
 
     @Override
@@ -112,8 +122,8 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
                 dialect,
                 "dbtasks_once",
                 List.of("once_key"),
-                "updated_at < " + dialect.nowPlusMillis() + " AND (status <> 'RUNNING' OR lease_expires_at <= "
-                        + dialect.now() + ")",
+                "updated_at < " + dialect.nowPlusMillis() + " AND (status <> '" + GuardStatus.RUNNING
+                        + "' OR lease_expires_at <= " + dialect.now() + ")",
                 age);
     }
 
@@ -121,10 +131,10 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
     private RunOnceResult claim(Connection c, String key, String owner, Duration lease) throws SQLException {
         for (int i = 0; i < MAX_TRIES; i++) {
             Row row = select(c, key);
-            if (row != null && row.status().equals("SUCCEEDED")) {
+            if (row != null && row.status().equals(GuardStatus.SUCCEEDED.name())) {
                 return new RunOnceResult(key, Outcome.SKIPPED_DONE, null, null);
             }
-            if (row != null && row.status().equals("RUNNING") && row.live()) {
+            if (row != null && row.status().equals(GuardStatus.RUNNING.name()) && row.live()) {
                 return new RunOnceResult(key, Outcome.SKIPPED_RUNNING, row.lease(key), null);
             }
             DbClock.Grant grant = clock.draw(c, lease.toMillis());
@@ -134,7 +144,7 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
                     return new RunOnceResult(key, Outcome.RAN, ours, null);
                 }
             } else if (rerun(c, ours, row)) {
-                Outcome o = row.status().equals("RUNNING") ? Outcome.TOOK_OVER : Outcome.RAN;
+                Outcome o = row.status().equals(GuardStatus.RUNNING.name()) ? Outcome.TOOK_OVER : Outcome.RAN;
                 if (o == Outcome.TOOK_OVER) {
                     log.warn(
                             "Run-once key '{}': took over from {} (token {}), whose lease ended at {}",
@@ -162,7 +172,8 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         Renewal.Outcome outcome = renewal.run(ours, lease, () -> renew(ours, lease), work);
         long durationMs = (System.nanoTime() - start) / 1_000_000;
         Throwable error = outcome.error();
-        boolean recorded = finish(ours, error == null ? "SUCCEEDED" : "FAILED", error, durationMs);
+        boolean recorded =
+                finish(ours, (error == null ? GuardStatus.SUCCEEDED : GuardStatus.FAILED).name(), error, durationMs);
         RunOnceResult result;
         if (!recorded) {
             log.warn(

@@ -11,7 +11,7 @@ import java.time.Instant;
  * @param taskId the task
  * @param attempt the attempt number, from 1
  * @param worker the worker that ran it
- * @param leaseToken the fencing token it ran under
+ * @param fencingToken the fencing token it ran under
  * @param startedAt when it was claimed
  * @param finishedAt when its outcome was recorded
  * @param durationMillis {@code finishedAt - startedAt} in milliseconds
@@ -25,7 +25,7 @@ public record AttemptResponse(
         long taskId,
         int attempt,
         String worker,
-        long leaseToken,
+        long fencingToken,
         Instant startedAt,
         Instant finishedAt,
         long durationMillis,
@@ -40,7 +40,7 @@ public record AttemptResponse(
                 a.taskId(),
                 a.attempt(),
                 a.worker(),
-                a.leaseToken(),
+                a.fencingToken(),
                 a.startedAt(),
                 a.finishedAt(),
                 a.duration() == null ? 0 : a.duration().toMillis(),

@@ -28,7 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
  * @param finishedAt when it reached a final state, or {@code null}
  * @param lastError the reason of the last failure, or {@code null}
  * @param leaseOwner the worker of the current or last claim, or {@code null}
- * @param leaseToken the fencing token of the current or last claim, or {@code null}
+ * @param fencingToken the fencing token of the current or last claim, or {@code null}
  * @param leaseExpiresAt when the current lease ends, or {@code null}
  * @param cancelRequested whether cancellation of a running task was asked for
  */
@@ -51,7 +51,7 @@ public record TaskResponse(
         Instant finishedAt,
         String lastError,
         String leaseOwner,
-        Long leaseToken,
+        Long fencingToken,
         Instant leaseExpiresAt,
         boolean cancelRequested) {
 
@@ -80,7 +80,7 @@ public record TaskResponse(
                 task.finishedAt(),
                 task.lastError(),
                 task.leaseOwner(),
-                task.leaseToken(),
+                task.fencingToken(),
                 task.leaseExpiresAt(),
                 task.cancelRequested());
     }

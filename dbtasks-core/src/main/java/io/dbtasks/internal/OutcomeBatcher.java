@@ -1,8 +1,11 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
+import io.dbtasks.TaskStatus;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -11,27 +14,44 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records successful attempts in batches, group-commit style: one writer thread takes whatever successes
- * have queued up (at most {@link #MAX_BATCH}) and writes them in one transaction, so under load many
- * completions share a round trip and a commit, and when idle a single success is written at once,
- * with no artificial delay. The handler's slot is freed as soon as it is queued, so the worker can
- * claim the next task while the completion is written; at most {@link #MAX_PENDING} may be queued.
+ * Records attempt outcomes in batches, group-commit style: one writer thread takes whatever
+ * outcomes have queued up (at most {@link #MAX_BATCH}) and writes the successes in one transaction
+ * and the failures and retries in another, so under load many completions share a round trip and a
+ * commit, and when idle a single outcome is written at once, with no artificial delay. The
+ * handler's slot is freed as soon as it is queued, so the worker can claim the next task while the
+ * outcome is written; at most {@link #MAX_PENDING} may be queued.
  *
- * <p>Guarantees are those of one-by-one completion: each task is completed only under its own lease
- * token (see {@link Completions#succeedAll}); if the batch cannot be written (database down), the
- * tasks stay RUNNING until their leases expire and rescue retries them.
+ * <p>Guarantees are those of one-by-one completion: each task is settled only under its own fencing
+ * token (see {@link Completions#succeedAll} and {@link Completions#settleFailures}); if a batch
+ * cannot be written (database down), its tasks stay RUNNING until their leases expire and rescue
+ * retries them, and each failure's callback hears of the error.
  */
-final class SuccessBatcher implements Runnable {
+final class OutcomeBatcher implements Runnable {
     static final int MAX_BATCH = 200;
     /** Successes that may wait to be written before {@link #submit} blocks. */
     static final int MAX_PENDING = 2 * MAX_BATCH;
     /** How long a late success waits for a stopping writer before it is written by its own thread. */
     private static final long STOP_WAIT_MILLIS = 10_000;
 
-    private static final Logger log = LoggerFactory.getLogger(SuccessBatcher.class);
+    private static final Logger log = LoggerFactory.getLogger(OutcomeBatcher.class);
 
-    /** A success with what to do once its fate is known ({@code true} = recorded). */
-    record Pending(Completions.Success success, Consumer<Boolean> done) {}
+    /**
+     * What to do once a failure's fate is known: called with the status written (empty: the lease
+     * was lost) and {@code null}, or with {@code null} and the error that kept the batch from being
+     * written.
+     */
+    @FunctionalInterface
+    interface FailureDone {
+        void accept(Optional<TaskStatus> written, RuntimeException error);
+    }
+
+    /** An outcome with what to do once its fate is known. */
+    private sealed interface Pending permits PendingSuccess, PendingFailure {}
+
+    /** A success; {@code done} gets {@code true} if it was recorded. */
+    private record PendingSuccess(Completions.Success success, Consumer<Boolean> done) implements Pending {}
+
+    private record PendingFailure(Completions.Failure failure, FailureDone done) implements Pending {}
 
     private final Completions completions;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(MAX_PENDING);
@@ -43,7 +63,7 @@ final class SuccessBatcher implements Runnable {
 
     private volatile boolean running = true;
 
-    SuccessBatcher(Completions completions) {
+    OutcomeBatcher(Completions completions) {
         this.completions = completions;
         this.thread = new Thread(this, "dbtasks-complete");
         this.thread.setDaemon(true);
@@ -62,7 +82,15 @@ final class SuccessBatcher implements Runnable {
      * stop) or gone is written on the caller's thread, so it is not left in a queue no one reads.
      */
     void submit(Completions.Success success, Consumer<Boolean> done) {
-        Pending pending = new Pending(success, done);
+        submit(new PendingSuccess(success, done));
+    }
+
+    /** Queues a failed attempt, a retry or FAILED, to be written; blocks as {@link #submit(Completions.Success, Consumer)}. */
+    void submit(Completions.Failure failure, FailureDone done) {
+        submit(new PendingFailure(failure, done));
+    }
+
+    private void submit(Pending pending) {
         boolean interrupted = false;
         try {
             while (true) {
@@ -143,8 +171,26 @@ final class SuccessBatcher implements Runnable {
     }
 
     private void flush(List<Pending> batch) {
-        List<Completions.Success> successes = new ArrayList<>(batch.size());
+        List<PendingSuccess> successes = new ArrayList<>(batch.size());
+        List<PendingFailure> failures = new ArrayList<>();
         for (Pending p : batch) {
+            if (p instanceof PendingSuccess s) {
+                successes.add(s);
+            } else {
+                failures.add((PendingFailure) p);
+            }
+        }
+        if (!successes.isEmpty()) {
+            flushSuccesses(successes);
+        }
+        if (!failures.isEmpty()) {
+            flushFailures(failures);
+        }
+    }
+
+    private void flushSuccesses(List<PendingSuccess> batch) {
+        List<Completions.Success> successes = new ArrayList<>(batch.size());
+        for (PendingSuccess p : batch) {
             successes.add(p.success());
         }
         Set<Long> recorded;
@@ -158,8 +204,27 @@ final class SuccessBatcher implements Runnable {
                     e);
             return;
         }
-        for (Pending p : batch) {
-            p.done().accept(recorded.contains(p.success().task().leaseToken()));
+        for (PendingSuccess p : batch) {
+            p.done().accept(recorded.contains(p.success().task().fencingToken()));
+        }
+    }
+
+    private void flushFailures(List<PendingFailure> batch) {
+        List<Completions.Failure> failures = new ArrayList<>(batch.size());
+        for (PendingFailure p : batch) {
+            failures.add(p.failure());
+        }
+        Map<Long, TaskStatus> written;
+        try {
+            written = completions.settleFailures(failures);
+        } catch (DbTasksException | IllegalStateException e) {
+            for (PendingFailure p : batch) {
+                p.done().accept(null, e);
+            }
+            return;
+        }
+        for (PendingFailure p : batch) {
+            p.done().accept(Optional.ofNullable(written.get(p.failure().task().fencingToken())), null);
         }
     }
 }
