@@ -36,7 +36,6 @@ class EventsTest {
         events.start();
         int n = Events.QUEUE_CAPACITY + 5_000;
 
-        long started = System.nanoTime();
         for (int i = 0; i < n; i++) {
             events.publish(event(i));
             if (i == 0) {
@@ -44,8 +43,14 @@ class EventsTest {
                     Thread.onSpinWait(); // the blocked listener holds the first event
                 }
             }
+            if (i % 1000 == 999) {
+                // Let the free listener keep up, so that only the blocked one can overflow: its
+                // queue never holds more than 1,000 of the capacity.
+                while (otherGot.get() < i + 1 - 1000) {
+                    Thread.onSpinWait();
+                }
+            }
         }
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
         release.countDown();
         events.close(Duration.ofSeconds(10));
 
