@@ -77,20 +77,16 @@ final class Events {
 
     /** @return an event about {@code t}'s current attempt, or {@code null} with no listeners */
     TaskEvent event(TaskEvent.Type type, Task t, String detail) {
-        if (!enabled()) {
-            return null;
-        }
-        return new TaskEvent(
-                type,
-                t.id(),
-                t.kind(),
-                t.queue(),
-                t.attempt(),
-                t.fencingToken(),
-                workerId,
-                Instant.now(),
-                null,
-                detail);
+        return event(type, t.id(), t.kind(), t.queue(), t.attempt(), t.fencingToken(), detail);
+    }
+
+    /**
+     * @return an event about attempt {@code attempt} (under {@code token}; {@code null} before any
+     *     claim) of task {@code id}, or
+     *     {@code null} with no listeners
+     */
+    TaskEvent event(TaskEvent.Type type, long id, String kind, String queue, int attempt, Long token, String detail) {
+        return enabled() ? build(type, id, kind, queue, attempt, token, Instant.now(), null, detail) : null;
     }
 
     /** @return {@link TaskEvent.Type#RETRY_SCHEDULED}, due {@code delay} from now; {@code null} with no listeners */
@@ -99,17 +95,29 @@ final class Events {
             return null;
         }
         Instant now = Instant.now();
-        return new TaskEvent(
+        return build(
                 TaskEvent.Type.RETRY_SCHEDULED,
                 t.id(),
                 t.kind(),
                 t.queue(),
                 t.attempt(),
                 t.fencingToken(),
-                workerId,
                 now,
                 now.plus(delay),
                 detail);
+    }
+
+    private TaskEvent build(
+            TaskEvent.Type type,
+            long id,
+            String kind,
+            String queue,
+            int attempt,
+            Long token,
+            Instant at,
+            Instant nextRunAt,
+            String detail) {
+        return new TaskEvent(type, id, kind, queue, attempt, token, workerId, at, nextRunAt, detail);
     }
 
     /**
@@ -165,16 +173,15 @@ final class Events {
         });
     }
 
-    private void deliver(TaskEvent e) {
+    /** Offers a task or worker event to every listener's queue. */
+    private void deliver(Object e) {
         for (Delivery d : deliveries) {
             d.offer(e);
         }
     }
 
     void publish(WorkerEvent e) {
-        for (Delivery d : deliveries) {
-            d.offer(e);
-        }
+        deliver(e);
     }
 
     /** @return events dropped so far because a listener's queue was full, over all listeners */

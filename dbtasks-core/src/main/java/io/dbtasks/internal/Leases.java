@@ -140,23 +140,17 @@ public final class Leases {
             holding.forEach(id -> events.release(id, null));
             throw e;
         }
-        Instant now = Instant.now();
         for (Rescued r : rescued) {
             Expired e = r.task();
             log.warn("Rescued task {}: {}; now {}", e.id(), r.reason(), r.next());
-            TaskEvent event = events.enabled()
-                    ? new TaskEvent(
-                            TaskEvent.Type.RESCUED,
-                            e.id(),
-                            e.kind(),
-                            e.queue(),
-                            e.attempt(),
-                            e.token(),
-                            config.workerId(),
-                            now,
-                            null,
-                            r.reason() + "; now " + r.next())
-                    : null;
+            TaskEvent event = events.event(
+                    TaskEvent.Type.RESCUED,
+                    e.id(),
+                    e.kind(),
+                    e.queue(),
+                    e.attempt(),
+                    e.token(),
+                    r.reason() + "; now " + r.next());
             if (holding.remove(e.id())) {
                 events.release(e.id(), event);
             }
@@ -185,70 +179,66 @@ public final class Leases {
     private List<Rescued> rescueInTransaction(Set<Long> holding) {
         return jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
-            {
-                List<Expired> expired = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
-                        + " queue, kind, lease_owner, cancel_requested, started_at, " + dialect.now()
-                        + " AS db_now FROM dbtasks_task WHERE " + TaskUpdate.is("status", TaskStatus.RUNNING)
-                        + " AND lease_expires_at < "
-                        + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
-                        + dialect.forUpdateSkipLocked())) {
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            expired.add(new Expired(
-                                    rs.getLong("id"),
-                                    rs.getLong("lease_token"),
-                                    rs.getInt("attempt"),
-                                    rs.getInt("max_attempts"),
-                                    rs.getString("queue"),
-                                    rs.getString("kind"),
-                                    rs.getString("lease_owner"),
-                                    rs.getBoolean("cancel_requested"),
-                                    dialect.getInstant(rs, "started_at"),
-                                    dialect.getInstant(rs, "db_now")));
-                        }
+            List<Expired> expired = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
+                    + " queue, kind, lease_owner, cancel_requested, started_at, " + dialect.now()
+                    + " AS db_now FROM dbtasks_task WHERE " + TaskUpdate.is("status", TaskStatus.RUNNING)
+                    + " AND lease_expires_at < "
+                    + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
+                    + dialect.forUpdateSkipLocked())) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        expired.add(new Expired(
+                                rs.getLong("id"),
+                                rs.getLong("lease_token"),
+                                rs.getInt("attempt"),
+                                rs.getInt("max_attempts"),
+                                rs.getString("queue"),
+                                rs.getString("kind"),
+                                rs.getString("lease_owner"),
+                                rs.getBoolean("cancel_requested"),
+                                dialect.getInstant(rs, "started_at"),
+                                dialect.getInstant(rs, "db_now")));
                     }
                 }
-                List<Rescued> done = new ArrayList<>();
-                for (Expired e : expired) {
-                    boolean last = e.attempt() >= e.maxAttempts();
-                    TaskStatus next =
-                            e.cancelRequested() ? TaskStatus.CANCELLED : last ? TaskStatus.FAILED : TaskStatus.PENDING;
-                    String reason = "Lease of worker " + e.owner() + " (token " + e.token()
-                            + ") expired during attempt " + e.attempt()
-                            + (e.cancelRequested()
-                                    ? "; an operator had asked to cancel it, so it is not run again"
-                                    : last ? "; no attempts left" : "; rescued for another attempt");
-                    int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
-                    if (!TaskUpdate.checked(n, "rescue of task " + e.id())) {
-                        continue; // renewed, completed or rescued by someone else meanwhile
-                    }
-                    long durationMs = e.startedAt() == null
-                            ? 0
-                            : Math.max(
-                                    0,
-                                    Duration.between(e.startedAt(), e.dbNow()).toMillis());
-                    attempts.insert(
-                            c,
-                            new Attempts.Row(
-                                    e.id(),
-                                    e.attempt(),
-                                    e.queue(),
-                                    e.owner(),
-                                    e.token(),
-                                    e.startedAt(),
-                                    durationMs,
-                                    AttemptOutcome.LEASE_EXPIRED,
-                                    null,
-                                    reason,
-                                    null));
-                    done.add(new Rescued(e, reason, next));
-                    if (holding.add(e.id())) {
-                        events.hold(e.id());
-                    }
-                }
-                return done;
             }
+            List<Rescued> done = new ArrayList<>();
+            for (Expired e : expired) {
+                boolean last = e.attempt() >= e.maxAttempts();
+                TaskStatus next =
+                        e.cancelRequested() ? TaskStatus.CANCELLED : last ? TaskStatus.FAILED : TaskStatus.PENDING;
+                String reason = "Lease of worker " + e.owner() + " (token " + e.token()
+                        + ") expired during attempt " + e.attempt()
+                        + (e.cancelRequested()
+                                ? "; an operator had asked to cancel it, so it is not run again"
+                                : last ? "; no attempts left" : "; rescued for another attempt");
+                int n = rescueOne(c, e.id(), e.token(), e.cancelRequested(), next, reason);
+                if (!TaskUpdate.checked(n, "rescue of task " + e.id())) {
+                    continue; // renewed, completed or rescued by someone else meanwhile
+                }
+                long durationMs = e.startedAt() == null
+                        ? 0
+                        : Math.max(0, Duration.between(e.startedAt(), e.dbNow()).toMillis());
+                attempts.insert(
+                        c,
+                        new Attempts.Row(
+                                e.id(),
+                                e.attempt(),
+                                e.queue(),
+                                e.owner(),
+                                e.token(),
+                                e.startedAt(),
+                                durationMs,
+                                AttemptOutcome.LEASE_EXPIRED,
+                                null,
+                                reason,
+                                null));
+                done.add(new Rescued(e, reason, next));
+                if (holding.add(e.id())) {
+                    events.hold(e.id());
+                }
+            }
+            return done;
         });
     }
 

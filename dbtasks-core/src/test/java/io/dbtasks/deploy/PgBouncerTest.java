@@ -94,6 +94,15 @@ class PgBouncerTest {
         burn("session");
     }
 
+    /** Declared instead of detected: the same guarantee, and no LISTEN connection is taken at all. */
+    @Test
+    void declaredTransactionPoolingStoresEveryAcknowledgedTaskWithoutListening() throws Exception {
+        burn("transaction", true);
+        assertThat(listenerLog.messages())
+                .as("listener log lines (no listener is started)")
+                .isEmpty();
+    }
+
     @Test
     void crossInstanceEnqueueLatencyBehindTransactionPooling() throws Exception {
         crossInstanceLatency("transaction");
@@ -110,12 +119,18 @@ class PgBouncerTest {
      * keep changing backends.
      */
     private void burn(String poolMode) throws Exception {
+        burn(poolMode, null);
+    }
+
+    /** @param transactionPooling as given to the builders; {@code null} to let them detect it */
+    private void burn(String poolMode, Boolean transactionPooling) throws Exception {
         PgBouncer bouncer =
                 closing(PgBouncer.start(TestDatabase.POSTGRESQL.url(), poolMode, serverConnections(poolMode)));
         Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
         DbTasks worker = closing(DbTasks.builder(pool(bouncer.jdbcUrl(), 10))
                 .queue("default", 8)
                 .lease(Duration.ofSeconds(5))
+                .transactionPooling(transactionPooling)
                 .handler(
                         "bouncer.probe",
                         Payload.class,
@@ -124,6 +139,7 @@ class PgBouncerTest {
                 .build());
         DbTasks producer = closing(DbTasks.builder(pool(bouncer.jdbcUrl(), 10))
                 .workers(false)
+                .transactionPooling(transactionPooling)
                 .handler("bouncer.probe", Payload.class, (ctx, p) -> {})
                 .build());
         worker.start();
