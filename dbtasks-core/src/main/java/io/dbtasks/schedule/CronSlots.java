@@ -10,6 +10,7 @@ import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
 import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
 import java.util.Optional;
@@ -77,13 +78,14 @@ final class CronSlots {
 
     /** @return the first slot strictly after {@code after}, or empty if the expression fires no more */
     Optional<Instant> next(Instant after) {
-        ZonedDateTime cursor = wallClock(after);
+        // Cron times are whole seconds; cron-utils keeps a cursor's fraction, so drop it.
+        ZonedDateTime cursor = wallClock(after).truncatedTo(ChronoUnit.SECONDS);
         for (int i = 0; i < MAX_STEPS; i++) {
             Optional<ZonedDateTime> match = executions.nextExecution(cursor);
             if (match.isEmpty()) {
                 return Optional.empty();
             }
-            Instant slot = instant(match.get().toLocalDateTime());
+            Instant slot = instant(match.get().toLocalDateTime().withNano(0));
             if (slot.isAfter(after)) {
                 return Optional.of(slot);
             }
@@ -95,13 +97,16 @@ final class CronSlots {
 
     /** @return the last slot strictly before {@code before}, or empty if there is none */
     Optional<Instant> previous(Instant before) {
-        ZonedDateTime cursor = wallClock(before);
+        ZonedDateTime wall = wallClock(before);
+        ZonedDateTime cursor = wall.getNano() == 0
+                ? wall
+                : wall.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
         for (int i = 0; i < MAX_STEPS; i++) {
             Optional<ZonedDateTime> match = executions.lastExecution(cursor);
             if (match.isEmpty()) {
                 return Optional.empty();
             }
-            Instant slot = instant(match.get().toLocalDateTime());
+            Instant slot = instant(match.get().toLocalDateTime().withNano(0));
             if (slot.isBefore(before)) {
                 return Optional.of(slot);
             }
