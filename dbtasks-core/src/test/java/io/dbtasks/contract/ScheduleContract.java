@@ -442,4 +442,21 @@ public abstract class ScheduleContract extends EngineHarness {
         assertThat(count("SELECT COUNT(*) FROM dbtasks_schedule WHERE name = 'bad' AND paused = TRUE"))
                 .isEqualTo(1);
     }
+
+    @Test
+    void slotWhoseTaskExistsGetsNoSecondTaskEvenIfItsRowIsRewound() {
+        DbTasks tasks = manual();
+        tasks.schedules().create(every10s("rewound", MissedSlots.runEach(10)));
+        tasks.schedules().create(every10s("other", MissedSlots.runEach(10)));
+        clock.set(T0.plusSeconds(20));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(6);
+        // As a database restored from an older backup would: the row forgets its last three slots.
+        sql("UPDATE dbtasks_schedule SET next_slot = ? WHERE name = ?", T0, "rewound");
+        clock.set(T0.plusSeconds(30));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(2); // T0+30 of each; the rest exist
+        List<Instant> expected = List.of(T0, T0.plusSeconds(10), T0.plusSeconds(20), T0.plusSeconds(30));
+        assertThat(slots("rewound")).containsExactlyElementsOf(expected);
+        assertThat(slots("other")).containsExactlyElementsOf(expected);
+        assertThat(tasks.schedules().find("rewound").orElseThrow().nextSlot()).isEqualTo(T0.plusSeconds(40));
+    }
 }
