@@ -35,7 +35,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new EnqueueScenario(),
                     new LatencyScenario(),
                     new ScaleScenario(),
-                    new SoakScenario())
+                    new SoakScenario(),
+                    new ScheduleScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 
@@ -52,7 +53,7 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--scenario",
             split = ",",
             defaultValue = "all",
-            description = "burndown, enqueue, latency, scale, soak, ceiling, peer or all; comma-separated")
+            description = "burndown, enqueue, latency, scale, soak, schedules, ceiling, peer or all; comma-separated")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -116,6 +117,27 @@ public final class BenchCommand implements Callable<Integer> {
                     + " (0: none), to measure that a slow listener does not slow the burn-down")
     long slowListenerMillis;
 
+    @Option(
+            names = "--schedules",
+            defaultValue = "10000",
+            description = "recurring schedules the schedules scenario stores")
+    int schedules;
+
+    @Option(
+            names = "--schedule-cron",
+            defaultValue = "0 * * * * *",
+            description = "the cron every schedule fires on (Spring syntax, seconds first); default every minute")
+    String scheduleCron;
+
+    @Option(
+            names = "--schedule-rounds",
+            defaultValue = "3",
+            description = "consecutive slots the schedules scenario measures")
+    int scheduleRounds;
+
+    @Option(names = "--schedule-engines", defaultValue = "3", description = "engines sharing the schedules")
+    int scheduleEngines;
+
     public static void main(String[] args) {
         System.exit(execute(args));
     }
@@ -169,7 +191,11 @@ public final class BenchCommand implements Callable<Integer> {
                 peerTasks,
                 out,
                 wipe,
-                Duration.ofMillis(slowListenerMillis));
+                Duration.ofMillis(slowListenerMillis),
+                schedules,
+                scheduleCron,
+                scheduleRounds,
+                scheduleEngines);
         return smoke ? c.smoke() : c;
     }
 

@@ -31,6 +31,10 @@ import java.util.TreeSet;
  * @param wipe whether tasks of queues other than the bench's may be deleted
  * @param slowListener how long a registered event listener sleeps per event, to compare the
  *     burn-down with and without a slow listener; {@link Duration#ZERO} registers none
+ * @param schedules how many recurring schedules the schedules scenario stores
+ * @param scheduleCron the cron (Spring syntax, seconds first) every one of them fires on
+ * @param scheduleRounds how many consecutive slots it measures
+ * @param scheduleEngines how many engines, in this JVM with a pool each, share the schedules
  */
 record BenchConfig(
         String url,
@@ -54,10 +58,15 @@ record BenchConfig(
         int peerTasks,
         Path out,
         boolean wipe,
-        Duration slowListener) {
+        Duration slowListener,
+        int schedules,
+        String scheduleCron,
+        int scheduleRounds,
+        int scheduleEngines) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
-    static final List<String> ALL = List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak");
+    static final List<String> ALL =
+            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "schedules");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -83,7 +92,11 @@ record BenchConfig(
                 300,
                 out,
                 wipe,
-                slowListener);
+                slowListener,
+                200,
+                "*/5 * * * * *",
+                2,
+                scheduleEngines);
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */

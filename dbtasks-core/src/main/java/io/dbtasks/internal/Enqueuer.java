@@ -149,11 +149,12 @@ public final class Enqueuer {
     }
 
     /**
-     * Inserts tasks that all have an idempotency key and ready-made JSON payloads, with one JDBC
-     * batch on the caller's connection and transaction (the recurring-schedule path: a poll enqueues
+     * Inserts tasks that all have an idempotency key and ready-made JSON payloads, with multi-row
+     * INSERTs on the caller's connection and transaction (the recurring-schedule path: a poll enqueues
      * hundreds of slot tasks at once, and one round trip per task would cap it). A key that exists
-     * inserts nothing: on PostgreSQL through {@code ON CONFLICT DO NOTHING}; elsewhere the batch is
-     * rolled back to a savepoint and the tasks inserted one by one, each duplicate skipped.
+     * inserts nothing: on PostgreSQL through {@code ON CONFLICT DO NOTHING}; elsewhere a duplicate fails
+     * the statement, which is rolled back to a savepoint and the tasks inserted one by one, each
+     * duplicate skipped.
      *
      * @param c the caller's connection, in a transaction
      * @param requests tasks with idempotency keys; their payload is ignored
@@ -214,20 +215,23 @@ public final class Enqueuer {
         return e.getCause() instanceof SQLException cause && dialect.isUniqueViolation(cause);
     }
 
+    /** Multi-row INSERTs of up to {@link #MAX_MULTI_ROW} rows. @return the rows inserted */
     private int batch(Connection c, List<TaskRequest> requests, List<String> payloadJson) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(insertWithKeySql)) {
-            for (int k = 0; k < requests.size(); k++) {
-                bind(ps, 1, requests.get(k), payloadJson.get(k));
-                ps.addBatch();
+        int inserted = 0;
+        for (int from = 0; from < requests.size(); from += MAX_MULTI_ROW) {
+            int to = Math.min(requests.size(), from + MAX_MULTI_ROW);
+            String sql = insertPrefix
+                    + String.join(", ", java.util.Collections.nCopies(to - from, valuesRow))
+                    + dialect.onKeyConflictDoNothing();
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                int index = 1;
+                for (int k = from; k < to; k++) {
+                    index = bind(ps, index, requests.get(k), payloadJson.get(k));
+                }
+                inserted += ps.executeUpdate();
             }
-            int inserted = 0;
-            for (int n : ps.executeBatch()) {
-                // A driver that does not count (SUCCESS_NO_INFO) inserted the row: a duplicate key
-                // would have failed the batch, or with ON CONFLICT been counted as 0.
-                inserted += n == PreparedStatement.SUCCESS_NO_INFO ? 1 : n;
-            }
-            return inserted;
         }
+        return inserted;
     }
 
     /** The tasks of this batch just inserted (created in this transaction), for their events. */

@@ -5,6 +5,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.Enqueuer;
 import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.schedule.MissedSlots;
 import io.dbtasks.schedule.Schedule;
 import io.dbtasks.schedule.Trigger;
 import java.sql.Connection;
@@ -15,7 +16,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -237,13 +240,19 @@ public final class SchedulePoller {
                 List<TaskRequest> requests = new ArrayList<>();
                 List<String> payloads = new ArrayList<>();
                 List<Advance> advances = new ArrayList<>();
+                Map<PlanKey, SlotPlanner.Plan> plans = new HashMap<>();
                 try (PreparedStatement ps = c.prepareStatement(dueSql)) {
                     int i = bindNow(ps, 1);
                     i = bindNow(ps, i);
                     ps.setInt(i, batch);
                     try (ResultSet rs = ps.executeQuery()) {
+                        Instant now = null;
                         while (rs.next()) {
-                            plan(rs, requests, payloads, advances);
+                            if (now == null) {
+                                // One now for the batch: the rows were read by one statement.
+                                now = dialect.getInstant(rs, "db_now");
+                            }
+                            plan(rs, now, plans, requests, payloads, advances);
                         }
                     }
                 }
@@ -260,7 +269,16 @@ public final class SchedulePoller {
         return fired;
     }
 
-    private void plan(ResultSet rs, List<TaskRequest> requests, List<String> payloads, List<Advance> advances)
+    /** What a plan depends on: schedules that share it (one cron, one slot) are planned once. */
+    private record PlanKey(Trigger trigger, Instant next, MissedSlots policy, long thresholdMillis) {}
+
+    private void plan(
+            ResultSet rs,
+            Instant now,
+            Map<PlanKey, SlotPlanner.Plan> plans,
+            List<TaskRequest> requests,
+            List<String> payloads,
+            List<Advance> advances)
             throws SQLException {
         String name = rs.getString("name");
         long version = rs.getLong("version");
@@ -276,24 +294,21 @@ public final class SchedulePoller {
             advances.add(new Advance(name, version, null, null, null, true));
             return;
         }
-        Instant now = dialect.getInstant(rs, "db_now");
-        SlotPlanner.Plan plan = SlotPlanner.plan(
-                trigger,
-                dialect.getInstant(rs, "next_slot"),
-                now,
-                rows.missedSlots(rs),
-                Duration.ofMillis(rs.getLong("misfire_threshold_ms")));
-        String key = null;
+        PlanKey key = new PlanKey(
+                trigger, dialect.getInstant(rs, "next_slot"), rows.missedSlots(rs), rs.getLong("misfire_threshold_ms"));
+        SlotPlanner.Plan plan = plans.computeIfAbsent(
+                key, k -> SlotPlanner.plan(k.trigger, k.next, now, k.policy, Duration.ofMillis(k.thresholdMillis)));
+        String slotKey = null;
         Instant last = null;
         int maxAttempts = rs.getInt("task_max_attempts");
         boolean defaultAttempts = rs.wasNull();
         for (Instant slot : plan.slots()) {
-            key = Schedule.slotKey(name, slot);
+            slotKey = Schedule.slotKey(name, slot);
             last = slot;
             TaskRequest.Builder b = TaskRequest.builder(rs.getString("task_kind"))
                     .queue(rs.getString("task_queue"))
                     .priority(rs.getInt("task_priority"))
-                    .idempotencyKey(key)
+                    .idempotencyKey(slotKey)
                     .name(name)
                     .reference(slot.toString())
                     .runAt(slot);
@@ -306,7 +321,7 @@ public final class SchedulePoller {
         if (plan.slots().isEmpty() && plan.nextSlot() == null && trigger.type() != Trigger.Type.FIXED_DELAY) {
             log.info("Schedule {} ({}) fires no more", name, trigger);
         }
-        advances.add(new Advance(name, version, plan.nextSlot(), last, key, false));
+        advances.add(new Advance(name, version, plan.nextSlot(), last, slotKey, false));
     }
 
     private void advance(Connection c, List<Advance> advances) throws SQLException {
