@@ -51,6 +51,11 @@ public final class SchedulePoller {
     /** The wait after a due probe found every due row locked by another engine. */
     private static final long CONTENDED_WAIT_MILLIS = 20;
 
+    /** The most names one advancing UPDATE lists. */
+    private static final int MAX_NAMES = 500;
+
+    private static final boolean TIMING = Boolean.getBoolean("dbtasks.schedule.timing");
+
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final Enqueuer enqueuer;
@@ -62,6 +67,7 @@ public final class SchedulePoller {
     private final String probeSql;
     private final String dueSql;
     private final String advanceSql;
+    private final String advanceWithSlotSql;
     private final String awaitingSql;
     private final String releaseSql;
     private final ReentrantLock lock = new ReentrantLock();
@@ -85,10 +91,14 @@ public final class SchedulePoller {
                 + fixedDelay + ") AS awaiting, " + nowExpr + " AS db_now";
         this.dueSql = "SELECT " + ScheduleRows.DEFINITION + ", " + nowExpr + " AS db_now FROM dbtasks_schedule s"
                 + " WHERE s.next_slot <= " + nowExpr + " ORDER BY s.next_slot LIMIT ?" + dialect.forUpdateSkipLocked();
-        this.advanceSql = "UPDATE dbtasks_schedule SET next_slot = ?, last_slot = COALESCE(?, last_slot),"
-                + " last_task_key = COALESCE(?, last_task_key), paused = ?, version = version + 1, updated_at = "
-                + dialect.now()
-                + " WHERE name = ? AND version = ?";
+        // PostgreSQL cannot type a bare parameter of CONCAT (it takes "any"); the others can.
+        String text = dialect.name().equals("postgresql") ? "CAST(? AS TEXT)" : "?";
+        String set = "UPDATE dbtasks_schedule SET next_slot = ?, ";
+        String guard = "paused = ?, version = version + 1, updated_at = " + dialect.now() + " WHERE next_slot = ? AND"
+                + " name IN (";
+        this.advanceSql = set + guard;
+        this.advanceWithSlotSql =
+                set + "last_slot = ?, last_task_key = CONCAT(" + text + ", name, " + text + "), " + guard;
         this.awaitingSql = "SELECT s.name, s.version, s.period_ms, t.status, t.finished_at, " + nowExpr
                 + " AS db_now FROM dbtasks_schedule s LEFT JOIN dbtasks_task t ON t.idempotency_key = s.last_task_key"
                 + " WHERE s.next_slot IS NULL AND s.paused = FALSE AND s." + fixedDelay;
@@ -229,12 +239,25 @@ public final class SchedulePoller {
 
     private record Fired(int rows, int tasks) {}
 
-    private record Advance(String name, long version, Instant next, Instant lastSlot, String lastKey, boolean park) {}
+    /**
+     * How one row moves: from its next slot {@code from} to {@code next}, with {@code lastSlot} (or
+     * {@code null}) as its latest enqueued slot; {@code park} pauses a row that cannot be planned.
+     */
+    private record Advance(String name, long version, Instant from, Instant next, Instant lastSlot, boolean park) {
+        Group group() {
+            return new Group(from, next, lastSlot, park);
+        }
+    }
+
+    /** Rows that move alike (one cron, one slot) and are advanced by one UPDATE. */
+    private record Group(Instant from, Instant next, Instant lastSlot, boolean park) {}
 
     private Fired fireBatch() {
         List<Enqueuer.KeyedInsert> inserted = new ArrayList<>(1);
         Fired fired;
         try {
+            long t0 = System.nanoTime();
+            long[] t = new long[4];
             fired = jdbc.inTransaction("Enqueueing due schedule slots", c -> {
                 dialect.readCommittedTransaction(c);
                 List<TaskRequest> requests = new ArrayList<>();
@@ -256,11 +279,22 @@ public final class SchedulePoller {
                         }
                     }
                 }
+                t[0] = System.nanoTime();
                 Enqueuer.KeyedInsert insert = enqueuer.insertKeyed(c, requests, payloads);
+                t[1] = System.nanoTime();
                 inserted.add(insert);
                 advance(c, advances);
+                t[2] = System.nanoTime();
                 return new Fired(advances.size(), insert.inserted());
             });
+            if (TIMING && fired.rows > 0) {
+                long end = System.nanoTime();
+                System.err.println(
+                        "TIMING " + Thread.currentThread().getName() + " rows " + fired.rows + " select+plan "
+                                + (t[0] - t0) / 1_000_000 + " insert " + (t[1] - t[0]) / 1_000_000 + " advance "
+                                + (t[2] - t[1]) / 1_000_000 + " commit " + (end - t[2]) / 1_000_000 + " at "
+                                + java.time.Instant.now());
+            }
         } catch (RuntimeException e) {
             inserted.forEach(Enqueuer.KeyedInsert::rolledBack);
             throw e;
@@ -291,24 +325,22 @@ public final class SchedulePoller {
                     "Schedule {} has an invalid trigger and is paused; fix it with schedules().update(...): {}",
                     name,
                     e.getMessage());
-            advances.add(new Advance(name, version, null, null, null, true));
+            advances.add(new Advance(name, version, dialect.getInstant(rs, "next_slot"), null, null, true));
             return;
         }
         PlanKey key = new PlanKey(
                 trigger, dialect.getInstant(rs, "next_slot"), rows.missedSlots(rs), rs.getLong("misfire_threshold_ms"));
         SlotPlanner.Plan plan = plans.computeIfAbsent(
                 key, k -> SlotPlanner.plan(k.trigger, k.next, now, k.policy, Duration.ofMillis(k.thresholdMillis)));
-        String slotKey = null;
         Instant last = null;
         int maxAttempts = rs.getInt("task_max_attempts");
         boolean defaultAttempts = rs.wasNull();
         for (Instant slot : plan.slots()) {
-            slotKey = Schedule.slotKey(name, slot);
             last = slot;
             TaskRequest.Builder b = TaskRequest.builder(rs.getString("task_kind"))
                     .queue(rs.getString("task_queue"))
                     .priority(rs.getInt("task_priority"))
-                    .idempotencyKey(slotKey)
+                    .idempotencyKey(Schedule.slotKey(name, slot))
                     .name(name)
                     .reference(slot.toString())
                     .runAt(slot);
@@ -321,29 +353,46 @@ public final class SchedulePoller {
         if (plan.slots().isEmpty() && plan.nextSlot() == null && trigger.type() != Trigger.Type.FIXED_DELAY) {
             log.info("Schedule {} ({}) fires no more", name, trigger);
         }
-        advances.add(new Advance(name, version, plan.nextSlot(), last, slotKey, false));
+        advances.add(new Advance(name, version, key.next, plan.nextSlot(), last, false));
     }
 
+    /**
+     * Advances the locked rows with one UPDATE per group of rows that move alike, guarded by their
+     * next slot (compare-and-set: a row moves only from the slot it was planned from). Under the row
+     * locks every row must match; a shortfall is a bug and rolls the whole batch back, tasks too.
+     */
     private void advance(Connection c, List<Advance> advances) throws SQLException {
-        if (advances.isEmpty()) {
-            return;
+        Map<Group, List<String>> groups = new java.util.LinkedHashMap<>();
+        for (Advance a : advances) {
+            groups.computeIfAbsent(a.group(), g -> new ArrayList<>()).add(a.name);
         }
-        try (PreparedStatement ps = c.prepareStatement(advanceSql)) {
-            for (Advance a : advances) {
-                dialect.setInstant(ps, 1, a.next);
-                dialect.setInstant(ps, 2, a.lastSlot);
-                ps.setString(3, a.lastKey);
-                ps.setBoolean(4, a.park);
-                ps.setString(5, a.name);
-                ps.setLong(6, a.version);
-                ps.addBatch();
-            }
-            int[] counts = ps.executeBatch();
-            for (int k = 0; k < counts.length; k++) {
-                if (counts[k] != 1 && counts[k] != PreparedStatement.SUCCESS_NO_INFO) {
-                    // Under our row lock no one else can have changed it: roll back everything.
-                    throw new SQLException("Advancing schedule " + advances.get(k).name + " matched " + counts[k]
-                            + " rows; its version changed under a row lock");
+        for (Map.Entry<Group, List<String>> e : groups.entrySet()) {
+            Group g = e.getKey();
+            List<String> names = e.getValue();
+            for (int from = 0; from < names.size(); from += MAX_NAMES) {
+                List<String> part = names.subList(from, Math.min(names.size(), from + MAX_NAMES));
+                String sql = (g.lastSlot == null ? advanceSql : advanceWithSlotSql)
+                        + String.join(", ", java.util.Collections.nCopies(part.size(), "?")) + ")";
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    int i = 1;
+                    dialect.setInstant(ps, i++, g.next);
+                    if (g.lastSlot != null) {
+                        String key = Schedule.slotKey("", g.lastSlot);
+                        int at = key.indexOf('@');
+                        dialect.setInstant(ps, i++, g.lastSlot);
+                        ps.setString(i++, key.substring(0, at)); // "schedule:" + name + "@<slot>"
+                        ps.setString(i++, key.substring(at));
+                    }
+                    ps.setBoolean(i++, g.park);
+                    dialect.setInstant(ps, i++, g.from);
+                    for (String name : part) {
+                        ps.setString(i++, name);
+                    }
+                    int rows = ps.executeUpdate();
+                    if (rows != part.size()) {
+                        throw new SQLException("Advancing " + part.size() + " schedules from slot " + g.from
+                                + " matched " + rows + " rows; a locked row changed, which is a bug");
+                    }
                 }
             }
         }
@@ -371,8 +420,8 @@ public final class SchedulePoller {
                         release.add(new Advance(
                                 rs.getString("name"),
                                 rs.getLong("version"),
-                                next.truncatedTo(java.time.temporal.ChronoUnit.MILLIS),
                                 null,
+                                next.truncatedTo(java.time.temporal.ChronoUnit.MILLIS),
                                 null,
                                 false));
                     }
