@@ -138,6 +138,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--schedule-engines", defaultValue = "3", description = "engines sharing the schedules")
     int scheduleEngines;
 
+    @Option(names = "--schedule-batch", defaultValue = "250", description = "schedules per poll transaction")
+    int scheduleBatch;
+
     public static void main(String[] args) {
         System.exit(execute(args));
     }
@@ -195,7 +198,8 @@ public final class BenchCommand implements Callable<Integer> {
                 schedules,
                 scheduleCron,
                 scheduleRounds,
-                scheduleEngines);
+                scheduleEngines,
+                scheduleBatch);
         return smoke ? c.smoke() : c;
     }
 

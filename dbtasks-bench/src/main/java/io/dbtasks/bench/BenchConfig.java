@@ -35,6 +35,7 @@ import java.util.TreeSet;
  * @param scheduleCron the cron (Spring syntax, seconds first) every one of them fires on
  * @param scheduleRounds how many consecutive slots it measures
  * @param scheduleEngines how many engines, in this JVM with a pool each, share the schedules
+ * @param scheduleBatch the engines' schedule batch (schedules per poll transaction)
  */
 record BenchConfig(
         String url,
@@ -62,7 +63,8 @@ record BenchConfig(
         int schedules,
         String scheduleCron,
         int scheduleRounds,
-        int scheduleEngines) {
+        int scheduleEngines,
+        int scheduleBatch) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
     static final List<String> ALL =
@@ -96,7 +98,8 @@ record BenchConfig(
                 200,
                 "*/5 * * * * *",
                 2,
-                scheduleEngines);
+                scheduleEngines,
+                scheduleBatch);
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */

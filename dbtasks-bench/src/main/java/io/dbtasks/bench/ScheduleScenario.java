@@ -55,6 +55,7 @@ final class ScheduleScenario implements Scenario {
                 engines.add(DbTasks.builder(ds)
                         .migrate(false)
                         .workers(false)
+                        .scheduleBatch(c.scheduleBatch())
                         .workerId("bench-schedules-" + e)
                         .build());
             }
@@ -82,9 +83,10 @@ final class ScheduleScenario implements Scenario {
                         run.db(),
                         String.format(
                                 Locale.ROOT,
-                                "%d schedules, %d engines, slot %d (last inserted at %+.0f ms)",
+                                "%d schedules, %d engines, batch %d, slot %d (last inserted at %+.0f ms)",
                                 n,
                                 c.scheduleEngines(),
+                                c.scheduleBatch(),
                                 round + 1,
                                 m.lastInsertMillis),
                         n,

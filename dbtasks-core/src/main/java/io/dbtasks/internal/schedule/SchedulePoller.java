@@ -54,8 +54,6 @@ public final class SchedulePoller {
     /** The most names one advancing UPDATE lists. */
     private static final int MAX_NAMES = 500;
 
-    private static final boolean TIMING = Boolean.getBoolean("dbtasks.schedule.timing");
-
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final Enqueuer enqueuer;
@@ -256,8 +254,6 @@ public final class SchedulePoller {
         List<Enqueuer.KeyedInsert> inserted = new ArrayList<>(1);
         Fired fired;
         try {
-            long t0 = System.nanoTime();
-            long[] t = new long[4];
             fired = jdbc.inTransaction("Enqueueing due schedule slots", c -> {
                 dialect.readCommittedTransaction(c);
                 List<TaskRequest> requests = new ArrayList<>();
@@ -279,22 +275,11 @@ public final class SchedulePoller {
                         }
                     }
                 }
-                t[0] = System.nanoTime();
                 Enqueuer.KeyedInsert insert = enqueuer.insertKeyed(c, requests, payloads);
-                t[1] = System.nanoTime();
                 inserted.add(insert);
                 advance(c, advances);
-                t[2] = System.nanoTime();
                 return new Fired(advances.size(), insert.inserted());
             });
-            if (TIMING && fired.rows > 0) {
-                long end = System.nanoTime();
-                System.err.println(
-                        "TIMING " + Thread.currentThread().getName() + " rows " + fired.rows + " select+plan "
-                                + (t[0] - t0) / 1_000_000 + " insert " + (t[1] - t[0]) / 1_000_000 + " advance "
-                                + (t[2] - t[1]) / 1_000_000 + " commit " + (end - t[2]) / 1_000_000 + " at "
-                                + java.time.Instant.now());
-            }
         } catch (RuntimeException e) {
             inserted.forEach(Enqueuer.KeyedInsert::rolledBack);
             throw e;
