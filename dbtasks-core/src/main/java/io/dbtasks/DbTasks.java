@@ -35,7 +35,8 @@ import tools.jackson.databind.json.JsonMapper;
  * at once; {@link #start()} starts the workers; {@link #close()} stops them gracefully. Any number
  * of engines, in any number of processes, may share one database: each task is claimed by one worker
  * at a time under a lease with a fencing token. The same database also holds the idempotency
- * toolkit: {@link #guards()}, {@link #inbox()} and {@link #locks()}.
+ * toolkit: {@link #guards()}, {@link #inbox()} and {@link #locks()}, and the recurring schedules,
+ * {@link #schedules()}, whose slots every started engine enqueues, each slot once across the cluster.
  *
  * <p>Instances are thread-safe.
  */
