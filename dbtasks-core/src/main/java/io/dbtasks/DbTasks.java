@@ -1,10 +1,20 @@
 package io.dbtasks;
 
+import io.dbtasks.batch.Batches;
+import io.dbtasks.batch.ChunkHandler;
 import io.dbtasks.event.TaskEventListener;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.HandlerRegistry;
+import io.dbtasks.internal.batch.ChunkPayload;
+import io.dbtasks.internal.batch.ChunkTaskHandler;
+import io.dbtasks.internal.batch.JdbcBatches;
+import io.dbtasks.internal.job.JdbcJobDefinitions;
+import io.dbtasks.internal.job.JobTaskHandler;
+import io.dbtasks.internal.job.JobTaskPayload;
+import io.dbtasks.job.JobDefinitions;
+import io.dbtasks.job.JobTargetInvoker;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
 import java.sql.Connection;
@@ -61,9 +71,22 @@ public final class DbTasks implements AutoCloseable {
     public static final int DEFAULT_CLAIM_BATCH = 100;
 
     private final Engine engine;
+    private final JobDefinitions jobs;
+    private final Batches batches;
 
-    private DbTasks(Engine engine) {
+    private DbTasks(Engine engine, JsonMapper mapper) {
         this.engine = engine;
+        this.jobs = new JdbcJobDefinitions(
+                engine.jdbc(),
+                engine.dialect(),
+                mapper,
+                (c, requests) -> engine.enqueuer().enqueue(c, requests));
+        this.batches = new JdbcBatches(
+                engine.jdbc(),
+                engine.dialect(),
+                mapper,
+                (c, requests) -> engine.enqueuer().enqueue(c, requests),
+                id -> engine.operations().retry(id, 1));
     }
 
     /**
@@ -310,6 +333,29 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Job definitions in this engine's database ({@code dbtasks_job}): seed 003's table-defined jobs,
+     * run by code, by business type, by a list of codes, or again after a failure. Their tasks run
+     * on engines built with {@link Builder#jobTargets(JobTargetInvoker)}. Usable before {@link
+     * #start()} and on an engine without workers.
+     *
+     * @return the definitions, thread-safe; the same instance on every call
+     */
+    public JobDefinitions jobs() {
+        return jobs;
+    }
+
+    /**
+     * Chunked batches in this engine's database ({@code dbtasks_batch}); their chunks run on engines
+     * with a {@link Builder#chunkHandler(String, Class, ChunkHandler)} for the batch's kind. Usable
+     * before {@link #start()} and on an engine without workers.
+     *
+     * @return the batches, thread-safe; the same instance on every call
+     */
+    public Batches batches() {
+        return batches;
+    }
+
+    /**
      * Starts claiming and running tasks, heartbeating leases and rescuing expired ones. Idempotent.
      *
      * @throws IllegalStateException if the engine was closed
@@ -414,6 +460,10 @@ public final class DbTasks implements AutoCloseable {
         private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
         private final List<TaskEventListener> listeners = new ArrayList<>();
         private Duration longRunningThreshold = Duration.ZERO;
+        private JobTargetInvoker jobTargets;
+        private final List<ChunkRegistration<?>> chunkHandlers = new ArrayList<>();
+
+        private record ChunkRegistration<P>(String kind, Class<P> paramsType, ChunkHandler<P> handler) {}
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -478,6 +528,48 @@ public final class DbTasks implements AutoCloseable {
         public <P> Builder transactionalHandler(
                 String kind, Class<P> payloadType, TransactionalTaskHandler<P> handler) {
             handlers.registerTransactional(kind, payloadType, handler);
+            return this;
+        }
+
+        /**
+         * Runs job definitions' tasks (kind {@value JobDefinitions#KIND}) through {@code invoker},
+         * which calls only the methods the application allow-listed; see {@link
+         * io.dbtasks.job.JobMethodRegistry} for a plain-Java one. Without it this engine does not take
+         * job tasks (their kind is unknown to it).
+         *
+         * @param invoker the invoker, thread-safe
+         * @return this
+         * @throws NullPointerException if {@code invoker} is {@code null}
+         */
+        public Builder jobTargets(JobTargetInvoker invoker) {
+            this.jobTargets = Objects.requireNonNull(invoker, "invoker");
+            return this;
+        }
+
+        /**
+         * Registers the handler of a batch kind: its chunks are tasks of kind {@code
+         * dbtasks.batch:<kind>}, each run in one transaction with its done record; see {@link
+         * io.dbtasks.batch.Batches}.
+         *
+         * @param kind the batch kind, 1 to 180 characters
+         * @param paramsType the class the batch parameters are read as; {@code Void.class} for none
+         * @param handler the handler, thread-safe
+         * @param <P> the parameters' type
+         * @return this
+         * @throws IllegalArgumentException if the kind is blank, too long or registered already
+         */
+        public <P> Builder chunkHandler(String kind, Class<P> paramsType, ChunkHandler<P> handler) {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(paramsType, "paramsType");
+            Objects.requireNonNull(handler, "handler");
+            if (kind.isBlank() || kind.length() > 180) {
+                throw new IllegalArgumentException("batch kind must be 1 to 180 characters, not blank: '" + kind + "'");
+            }
+            if (chunkHandlers.stream().anyMatch(r -> r.kind().equals(kind))) {
+                throw new IllegalArgumentException(
+                        "Batch kind '" + kind + "' already has a handler; each kind takes one");
+            }
+            chunkHandlers.add(new ChunkRegistration<>(kind, paramsType, handler));
             return this;
         }
 
@@ -820,8 +912,22 @@ public final class DbTasks implements AutoCloseable {
                     longRunningThreshold);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
+            HandlerRegistry.Builder all = handlers.copy();
+            if (jobTargets != null) {
+                all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
+            }
+            for (ChunkRegistration<?> r : chunkHandlers) {
+                registerChunks(all, r, mapper);
+            }
             return new DbTasks(
-                    Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling));
+                    Engine.create(dataSource, config, all.build(mapper), mapper, migrate, transactionPooling), mapper);
+        }
+
+        private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {
+            all.registerTransactional(
+                    Batches.KIND_PREFIX + r.kind(),
+                    ChunkPayload.class,
+                    new ChunkTaskHandler<>(r.kind(), r.paramsType(), r.handler(), mapper));
         }
 
         private static void requireName(String value, String what) {

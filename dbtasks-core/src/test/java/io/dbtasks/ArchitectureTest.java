@@ -60,7 +60,12 @@ class ArchitectureTest {
         noClasses()
                 .that()
                 .resideInAnyPackage(
-                        "io.dbtasks.lock..", "io.dbtasks.once..", "io.dbtasks.inbox..", "io.dbtasks.event..")
+                        "io.dbtasks.lock..",
+                        "io.dbtasks.once..",
+                        "io.dbtasks.inbox..",
+                        "io.dbtasks.event..",
+                        "io.dbtasks.job..",
+                        "io.dbtasks.batch..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.dbtasks.internal..")

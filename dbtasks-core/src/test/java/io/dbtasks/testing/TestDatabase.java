@@ -121,7 +121,11 @@ public enum TestDatabase {
                     "dbtasks_once",
                     "dbtasks_inbox",
                     "dbtasks_lock",
-                    "dbtasks_lock_waiter")) {
+                    "dbtasks_lock_waiter",
+                    "dbtasks_job",
+                    "dbtasks_job_run",
+                    "dbtasks_batch",
+                    "dbtasks_batch_chunk")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {
