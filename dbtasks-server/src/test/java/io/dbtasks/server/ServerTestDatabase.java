@@ -80,7 +80,14 @@ final class ServerTestDatabase {
     private static void clear(String url) {
         try (Connection c = DriverManager.getConnection(url);
                 Statement s = c.createStatement()) {
-            for (String table : List.of("dbtasks_attempt", "dbtasks_task")) {
+            for (String table : List.of(
+                    "dbtasks_attempt",
+                    "dbtasks_task",
+                    "dbtasks_job",
+                    "dbtasks_job_run",
+                    "dbtasks_batch",
+                    "dbtasks_batch_chunk",
+                    "demo_order")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {
