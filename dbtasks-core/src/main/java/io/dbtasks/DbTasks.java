@@ -11,13 +11,19 @@ import io.dbtasks.internal.batch.ChunkPayload;
 import io.dbtasks.internal.batch.ChunkTaskHandler;
 import io.dbtasks.internal.batch.JdbcBatches;
 import io.dbtasks.internal.job.JdbcJobDefinitions;
+import io.dbtasks.internal.job.JobCronHandler;
+import io.dbtasks.internal.job.JobCronPayload;
 import io.dbtasks.internal.job.JobTaskHandler;
 import io.dbtasks.internal.job.JobTaskPayload;
+import io.dbtasks.internal.schedule.ScheduleConfig;
 import io.dbtasks.job.JobDefinitions;
 import io.dbtasks.job.JobTargetInvoker;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.schedule.Schedule;
+import io.dbtasks.schedule.Schedules;
 import java.sql.Connection;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
 import javax.sql.DataSource;
 import tools.jackson.databind.json.JsonMapper;
@@ -69,18 +76,29 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
+    /**
+     * The longest a started engine waits between two looks for due schedule slots. It sleeps until
+     * the earliest next slot it knows of, so this only bounds how late it notices a schedule created
+     * or changed on another engine.
+     */
+    public static final Duration DEFAULT_SCHEDULE_POLL_INTERVAL = Duration.ofSeconds(1);
+    /** The most schedules one poll transaction locks, enqueues and advances. */
+    public static final int DEFAULT_SCHEDULE_BATCH = 250;
 
     private final Engine engine;
     private final JobDefinitions jobs;
     private final Batches batches;
 
-    private DbTasks(Engine engine, JsonMapper mapper) {
+    private DbTasks(Engine engine, JsonMapper mapper, AtomicReference<JdbcJobDefinitions> jobsForSlots) {
         this.engine = engine;
-        this.jobs = new JdbcJobDefinitions(
+        JdbcJobDefinitions definitions = new JdbcJobDefinitions(
                 engine.jdbc(),
                 engine.dialect(),
                 mapper,
-                (c, requests) -> engine.enqueuer().enqueue(c, requests));
+                (c, requests) -> engine.enqueuer().enqueue(c, requests),
+                engine.schedules());
+        jobsForSlots.set(definitions);
+        this.jobs = definitions;
         this.batches = new JdbcBatches(
                 engine.jdbc(),
                 engine.dialect(),
@@ -356,9 +374,24 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * The recurring schedules in this engine's database ({@code dbtasks_schedule}): create, update,
+     * pause, resume and delete them at run time, and read their next and last slots and the outcome
+     * of their latest task. Usable before {@link #start()} and on an engine without workers; slots
+     * are enqueued by started engines (see {@link Builder#scheduling(boolean)}).
+     *
+     * @return the schedules, thread-safe; the same instance on every call
+     */
+    public Schedules schedules() {
+        return engine.schedules();
+    }
+
+    /**
      * Starts claiming and running tasks, heartbeating leases and rescuing expired ones. Idempotent.
+     * Also saves the schedules declared with {@link Builder#schedule(Schedule)} (inserted, or updated
+     * if their definition changed) and starts enqueueing due schedule slots.
      *
      * @throws IllegalStateException if the engine was closed
+     * @throws DbTasksException if a declared schedule cannot be saved
      */
     public void start() {
         engine.start();
@@ -464,6 +497,12 @@ public final class DbTasks implements AutoCloseable {
         private final List<ChunkRegistration<?>> chunkHandlers = new ArrayList<>();
 
         private record ChunkRegistration<P>(String kind, Class<P> paramsType, ChunkHandler<P> handler) {}
+
+        private final Map<String, Schedule> schedules = new LinkedHashMap<>();
+        private boolean scheduling = true;
+        private Duration schedulePollInterval = DEFAULT_SCHEDULE_POLL_INTERVAL;
+        private int scheduleBatch = DEFAULT_SCHEDULE_BATCH;
+        private Clock scheduleClock;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -841,6 +880,80 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Declares a recurring schedule in code. At {@link DbTasks#start()} its row is inserted, or
+         * updated if the stored definition differs (a new cron applies from its next slot); a row
+         * with the same definition is left as it is, so slots missed while no engine ran are handled
+         * by its {@link io.dbtasks.schedule.MissedSlots} policy. A schedule paused at run time stays
+         * paused. Every engine of the cluster may declare the same schedules: each slot still becomes
+         * one task.
+         *
+         * @param schedule the schedule
+         * @return this
+         * @throws IllegalArgumentException if a schedule of the same name was declared already
+         * @throws NullPointerException if {@code schedule} is {@code null}
+         */
+        public Builder schedule(Schedule schedule) {
+            Objects.requireNonNull(schedule, "schedule");
+            if (schedules.putIfAbsent(schedule.name(), schedule) != null) {
+                throw new IllegalArgumentException("Schedule '" + schedule.name() + "' is declared twice");
+            }
+            return this;
+        }
+
+        /**
+         * Whether a started engine enqueues due schedule slots (default {@code true}). Turned off, the
+         * engine still saves its declared schedules and serves {@link DbTasks#schedules()}, and
+         * {@link Schedules#enqueueDue()} polls on demand; other engines enqueue the slots.
+         *
+         * @param enabled {@code false} to leave slot enqueueing to other engines
+         * @return this
+         */
+        public Builder scheduling(boolean enabled) {
+            this.scheduling = enabled;
+            return this;
+        }
+
+        /**
+         * The longest a started engine waits between two looks for due schedule slots (default
+         * {@link DbTasks#DEFAULT_SCHEDULE_POLL_INTERVAL}). It sleeps until the earliest next slot it
+         * knows of and is woken by local changes, so the interval bounds how late it notices a
+         * schedule created or changed on another engine. A look when nothing is due is one indexed
+         * statement.
+         *
+         * @param interval positive, whole milliseconds
+         * @return this
+         */
+        public Builder schedulePollInterval(Duration interval) {
+            this.schedulePollInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
+         * @param size the most schedules one poll transaction locks, enqueues and advances, 1 to
+         *     1000; default {@value DbTasks#DEFAULT_SCHEDULE_BATCH}
+         * @return this
+         */
+        public Builder scheduleBatch(int size) {
+            this.scheduleBatch = size;
+            return this;
+        }
+
+        /**
+         * Takes "now" for schedules from {@code clock} instead of the database: which slots are due,
+         * missed or next. For tests that drive slots deterministically (daylight-saving days,
+         * downtime) with {@link Schedules#enqueueDue()}; production leaves it unset, and the database
+         * clock is the truth for every engine. Slot tasks are still due at their slot by the
+         * database clock.
+         *
+         * @param clock the clock, or {@code null} for the database clock (the default)
+         * @return this
+         */
+        public Builder scheduleClock(Clock clock) {
+            this.scheduleClock = clock;
+            return this;
+        }
+
+        /**
          * @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests
          * @return this
          */
@@ -883,6 +996,13 @@ public final class DbTasks implements AutoCloseable {
             if (shutdownTimeout.isNegative()) {
                 throw new IllegalArgumentException("shutdownTimeout must not be negative");
             }
+            if (schedulePollInterval.toMillis() < 1) {
+                throw new IllegalArgumentException(
+                        "schedulePollInterval must be at least 1 ms, got " + schedulePollInterval);
+            }
+            if (scheduleBatch < 1 || scheduleBatch > 1000) {
+                throw new IllegalArgumentException("scheduleBatch must be 1 to 1000, got " + scheduleBatch);
+            }
             if (workerId != null) {
                 requireName(workerId, "workerId"); // it is written to a column of that size by every claim
             }
@@ -913,14 +1033,22 @@ public final class DbTasks implements AutoCloseable {
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             HandlerRegistry.Builder all = handlers.copy();
+            AtomicReference<JdbcJobDefinitions> jobsForSlots = new AtomicReference<>();
             if (jobTargets != null) {
                 all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
+                all.registerTransactional(
+                        JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(jobsForSlots::get));
             }
             for (ChunkRegistration<?> r : chunkHandlers) {
                 registerChunks(all, r, mapper);
             }
+            ScheduleConfig scheduleConfig = new ScheduleConfig(
+                    List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
             return new DbTasks(
-                    Engine.create(dataSource, config, all.build(mapper), mapper, migrate, transactionPooling), mapper);
+                    Engine.create(
+                            dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig),
+                    mapper,
+                    jobsForSlots);
         }
 
         private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {

@@ -65,7 +65,8 @@ class ArchitectureTest {
                         "io.dbtasks.inbox..",
                         "io.dbtasks.event..",
                         "io.dbtasks.job..",
-                        "io.dbtasks.batch..")
+                        "io.dbtasks.batch..",
+                        "io.dbtasks.schedule..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.dbtasks.internal..")

@@ -1,6 +1,7 @@
 package io.dbtasks.job;
 
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.schedule.Trigger;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -20,7 +21,9 @@ import java.util.Objects;
  * @param queue the queue its tasks go to, or {@code null} for the engine's default queue
  * @param maxAttempts attempts per run, at least 1
  * @param retryPolicy the backoff between attempts of a run
- * @param cron a cron expression with seconds, or {@code null} for a job run only on demand
+ * @param cron a cron expression with seconds in Spring syntax (for example {@code 0 * * * * *}, every
+ *     minute), or {@code null} for a job run only on demand; an enabled definition with a cron has a
+ *     schedule {@code dbtasks.job:<id>} whose every slot runs it once across the cluster
  * @param timeZone the cron's time zone id, or {@code null} for UTC
  * @param enabled whether runs are allowed; a disabled job is skipped by bulk runs and refused by
  *     {@link JobDefinitions#run(String)}
@@ -48,7 +51,8 @@ public record JobDefinition(
 
     /**
      * @throws NullPointerException if a required field is {@code null}
-     * @throws IllegalArgumentException if a field is blank, too long or out of range
+     * @throws IllegalArgumentException if a field is blank, too long or out of range, or the cron does
+     *     not parse ({@link io.dbtasks.schedule.InvalidScheduleException})
      */
     public JobDefinition {
         requireName(code, "code");
@@ -68,17 +72,29 @@ public record JobDefinition(
             throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
         }
         Objects.requireNonNull(retryPolicy, "retryPolicy");
-        if (cron != null && (cron.isBlank() || cron.length() > MAX_NAME_LENGTH)) {
-            throw new IllegalArgumentException("cron must be 1 to 200 characters, or absent");
-        }
+        java.time.ZoneId zone = Trigger.DEFAULT_ZONE;
         if (timeZone != null) {
             try {
-                java.time.ZoneId.of(timeZone);
+                zone = java.time.ZoneId.of(timeZone);
             } catch (java.time.DateTimeException e) {
                 throw new IllegalArgumentException(
                         "timeZone '" + timeZone + "' is not a time zone id; use one such as Europe/Berlin or UTC");
             }
         }
+        if (cron != null) {
+            Trigger.cron(cron, zone); // throws InvalidScheduleException saying what is wrong
+        }
+    }
+
+    /**
+     * @return the cron trigger of this definition ({@linkplain io.dbtasks.schedule.CronSyntax#SPRING
+     *     Spring syntax}, seconds first, in {@link #timeZone()} or UTC), or empty without a cron
+     */
+    public java.util.Optional<Trigger> trigger() {
+        return cron == null
+                ? java.util.Optional.empty()
+                : java.util.Optional.of(
+                        Trigger.cron(cron, timeZone == null ? Trigger.DEFAULT_ZONE : java.time.ZoneId.of(timeZone)));
     }
 
     /**

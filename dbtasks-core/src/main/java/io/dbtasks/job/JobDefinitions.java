@@ -16,6 +16,12 @@ import java.util.Optional;
  * task. Bulk runs go through keyset pages of {@value #PAGE_SIZE} definitions, one transaction each,
  * so no more than one page is ever in memory.
  *
+ * <p>An enabled definition with a cron gets a recurring schedule ({@code io.dbtasks.schedule}) named
+ * {@value #SCHEDULE_PREFIX}{@code <id>}, kept in step by create, update and delete: each slot fires
+ * once across the cluster (the schedule's slot key) and its task of kind {@value #CRON_KIND} runs the
+ * definition, again skipping it while its previous run is still PENDING or RUNNING. Missed slots
+ * after downtime run once (the schedule's default, "run the latest once").
+ *
  * <p>The task calls the target through the engine's {@link JobTargetInvoker}. An engine without one
  * fails job tasks with a reason; a target that is not allow-listed, or arguments that do not bind,
  * fail that task at once (FAILED, not retried) and every other task keeps running.
@@ -25,6 +31,13 @@ import java.util.Optional;
 public interface JobDefinitions {
     /** The task kind of job runs. */
     String KIND = "dbtasks.job";
+    /**
+     * The task kind a job definition's cron schedule enqueues at each slot; its task runs the
+     * definition (as {@link #run(String)}) in its own transaction, so each slot gives one run.
+     */
+    String CRON_KIND = "dbtasks.job.cron";
+    /** The prefix of the schedule names of job definitions with a cron, followed by the definition id. */
+    String SCHEDULE_PREFIX = "dbtasks.job:";
     /** Definitions per page (and per transaction) of a bulk run. */
     int PAGE_SIZE = 500;
 

@@ -301,6 +301,49 @@ public abstract class JobsContract extends EngineHarness {
     }
 
     @Test
+    void aDefinitionWithACronRunsAtEachSlotThroughItsScheduleWhichFollowsItsChanges() {
+        DbTasks tasks =
+                engine(b -> b.jobTargets(registry).queue("default", 4).schedulePollInterval(Duration.ofMillis(100)));
+        JobDefinitions jobs = tasks.jobs();
+        StoredJob created =
+                jobs.create(job("every_second", "syncOrder", "[3, \"cron\"]", "java.lang.Long", "java.lang.String")
+                        .cron("* * * * * *", "UTC")
+                        .build());
+        String schedule = JobDefinitions.SCHEDULE_PREFIX + created.id();
+        assertThat(tasks.schedules().find(schedule)).hasValueSatisfying(s -> {
+            assertThat(s.kind()).isEqualTo(JobDefinitions.CRON_KIND);
+            assertThat(s.trigger().expression()).hasValue("* * * * * *");
+        });
+        tasks.start();
+        eventually()
+                .atMost(Duration.ofSeconds(30))
+                .alias("three runs from the every-second cron")
+                .until(() -> jobs.find("every_second").orElseThrow().runs() >= 3);
+        assertThat(service.calls).contains("syncOrder 3 cron");
+        // Each run is recorded once, with its own task.
+        StoredJob now = jobs.find("every_second").orElseThrow();
+        assertThat(count("SELECT COUNT(DISTINCT task_id) FROM dbtasks_job_run WHERE job_code = 'every_second'"))
+                .isGreaterThanOrEqualTo(3);
+
+        // A new cron replaces the schedule's trigger; disabling the job removes the schedule.
+        jobs.update(now.definition().toBuilder()
+                .cron("0 0 3 * * *", "Europe/Berlin")
+                .build());
+        assertThat(tasks.schedules().find(schedule).orElseThrow().trigger().expression())
+                .hasValue("0 0 3 * * *");
+        jobs.update(now.definition().toBuilder().enabled(false).build());
+        assertThat(tasks.schedules().find(schedule)).isEmpty();
+        jobs.update(now.definition());
+        assertThat(tasks.schedules().find(schedule)).isPresent();
+        assertThat(jobs.delete("every_second")).isTrue();
+        assertThat(tasks.schedules().find(schedule)).isEmpty();
+        assertThatThrownBy(() -> job("bad_cron", "noParamTask", "[]")
+                        .cron("every minute", null)
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void definitionsAreCreatedUpdatedListedAndDeletedByCode() {
         JobDefinitions jobs = producer().jobs();
         JobDefinition d = job("crud", "noParamTask", null)

@@ -125,7 +125,8 @@ public enum TestDatabase {
                     "dbtasks_job",
                     "dbtasks_job_run",
                     "dbtasks_batch",
-                    "dbtasks_batch_chunk")) {
+                    "dbtasks_batch_chunk",
+                    "dbtasks_schedule")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

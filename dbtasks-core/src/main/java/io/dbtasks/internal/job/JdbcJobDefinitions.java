@@ -16,6 +16,9 @@ import io.dbtasks.job.JobRun;
 import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
+import io.dbtasks.schedule.Schedule;
+import io.dbtasks.schedule.Schedules;
+import io.dbtasks.schedule.Trigger;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -58,22 +61,64 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     private final Dialect dialect;
     private final JsonMapper mapper;
     private final BiFunction<Connection, List<TaskRequest>, List<EnqueueResult>> enqueue;
+    private final Schedules schedules;
 
     /**
      * @param jdbc the engine's connections
      * @param dialect the database's dialect
      * @param mapper writes payloads and the parameter type lists
      * @param enqueue enqueues tasks on a connection, in its transaction
+     * @param schedules the schedules of definitions with a cron
      */
     public JdbcJobDefinitions(
             Jdbc jdbc,
             Dialect dialect,
             JsonMapper mapper,
-            BiFunction<Connection, List<TaskRequest>, List<EnqueueResult>> enqueue) {
+            BiFunction<Connection, List<TaskRequest>, List<EnqueueResult>> enqueue,
+            Schedules schedules) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.mapper = mapper;
         this.enqueue = enqueue;
+        this.schedules = schedules;
+    }
+
+    /**
+     * Makes the definition's schedule match it: saved (created, or updated if its cron changed) for
+     * an enabled definition with a cron, deleted otherwise. Runs after the definition's own write; if
+     * it fails, the caller sees the error and saving the definition again repairs the schedule.
+     */
+    private StoredJob syncSchedule(StoredJob job) {
+        String name = SCHEDULE_PREFIX + job.id();
+        JobDefinition d = job.definition();
+        Optional<Trigger> trigger = d.trigger();
+        if (d.enabled() && trigger.isPresent()) {
+            Schedule.Builder b =
+                    Schedule.builder(name, trigger.get()).task(CRON_KIND).payload(new JobCronPayload(d.code()));
+            if (d.queue() != null) {
+                b.queue(d.queue());
+            }
+            schedules.save(b.build());
+        } else {
+            schedules.delete(name);
+        }
+        return job;
+    }
+
+    /**
+     * Runs a definition for a schedule slot on the slot task's connection and transaction. A
+     * definition deleted or disabled since the slot was enqueued is not run.
+     *
+     * @param c the slot task's transaction
+     * @param code the definition's code
+     * @throws SQLException if the database fails
+     */
+    void runForSlot(Connection c, String code) throws SQLException {
+        List<Row> rows = lockRows(c, "j.code = ?", List.of(code), "");
+        if (rows.isEmpty() || !rows.get(0).definition().enabled()) {
+            return;
+        }
+        runLocked(c, rows, new Counts());
     }
 
     @Override
@@ -97,7 +142,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             }
             return null;
         });
-        return find(d.code()).orElseThrow(() -> new JobNotFoundException(d.code()));
+        return syncSchedule(find(d.code()).orElseThrow(() -> new JobNotFoundException(d.code())));
     }
 
     @Override
@@ -118,7 +163,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
         if (!Jdbc.changedOne(rows, "Updating job definition " + d.code())) {
             throw new JobNotFoundException(d.code());
         }
-        return find(d.code()).orElseThrow(() -> new JobNotFoundException(d.code()));
+        return syncSchedule(find(d.code()).orElseThrow(() -> new JobNotFoundException(d.code())));
     }
 
     /** Binds every column but the code from {@code index} on; returns the next index. */
@@ -149,6 +194,11 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     @Override
     public boolean delete(String code) {
         Objects.requireNonNull(code, "code");
+        Optional<StoredJob> existing = find(code);
+        if (existing.isEmpty()) {
+            return false;
+        }
+        schedules.delete(SCHEDULE_PREFIX + existing.get().id());
         int rows = jdbc.withConnection("Deleting job definition " + code, c -> {
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_job WHERE code = ?")) {
                 ps.setString(1, code);
