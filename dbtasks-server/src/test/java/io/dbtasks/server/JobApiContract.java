@@ -39,6 +39,9 @@ abstract class JobApiContract {
     @Autowired
     DataSource dataSource;
 
+    @Autowired
+    io.dbtasks.DbTasks dbTasks;
+
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     record Response(int status, HttpHeaders headers, JsonNode body) {
@@ -198,6 +201,21 @@ abstract class JobApiContract {
                 .body();
         assertThat(last.path("items").size()).isEqualTo(1);
         assertThat(last.path("nextAfter").isNull()).isTrue();
+    }
+
+    @Test
+    void theSeedJobWithACronHasAnEveryMinuteSchedule() {
+        await().atMost(WAIT).until(() -> get("/api/jobs/no_param_job").status() == 200);
+        JsonNode job = get("/api/jobs/no_param_job").body();
+        assertThat(job.path("cron").asString()).isEqualTo("0 * * * * *");
+        var schedule = dbTasks.schedules()
+                .find(io.dbtasks.job.JobDefinitions.SCHEDULE_PREFIX
+                        + job.path("id").asLong())
+                .orElseThrow();
+        assertThat(schedule.kind()).isEqualTo(io.dbtasks.job.JobDefinitions.CRON_KIND);
+        assertThat(schedule.paused()).isFalse();
+        assertThat(schedule.nextSlot().getEpochSecond() % 60).isZero();
+        assertThat(schedule.nextSlot()).isBefore(java.time.Instant.now().plusSeconds(61));
     }
 
     @Test
