@@ -8,12 +8,13 @@ import java.util.Optional;
  * Job definitions in the engine's database ({@code dbtasks_job}) and their runs.
  *
  * <p>Running a definition enqueues a task of kind {@value #KIND} whose payload carries the code,
- * business type, business id, target and arguments as they are at that moment, with the idempotency
- * key {@code dbtasks.job:<code>:<run number>}; the run is also recorded in {@code dbtasks_job_run}
- * (task id, code, business type and id), where runs can be queried. A run locks its definition's
+ * business type, business id, target and arguments as they are at that moment (its name is the code
+ * and its reference the business id); the run is also recorded in {@code dbtasks_job_run} (task id,
+ * code, run number, business type and id), where runs can be queried. A run locks its definition's
  * row: while the previous run's task is PENDING or RUNNING, running again enqueues nothing and
  * returns that task ({@link JobRun#duplicate()}), so concurrent runs from several instances give one
- * task. Bulk runs go through keyset pages of {@value #PAGE_SIZE} definitions, one transaction each,
+ * task. That row lock is the run's idempotency guard; the tasks carry no idempotency key, so a page
+ * of runs is inserted with multi-row statements rather than one round trip per keyed task. Bulk runs go through keyset pages of {@value #PAGE_SIZE} definitions, one transaction each,
  * so no more than one page is ever in memory.
  *
  * <p>An enabled definition with a cron gets a recurring schedule ({@code io.dbtasks.schedule}) named

@@ -43,8 +43,8 @@ import tools.jackson.databind.json.JsonMapper;
  * UPDATE}, so concurrent runs of a definition queue up behind each other), read their last tasks'
  * states, enqueue a task for each enabled definition whose last run is not PENDING or RUNNING, then
  * record each run on its definition ({@code runs}, {@code last_task_id}) and in {@code
- * dbtasks_job_run}. The idempotency key {@code dbtasks.job:<definition id>:<run number>} makes a
- * run that slipped past the lock (a definition deleted and made again) a duplicate, not a second task.
+ * dbtasks_job_run}. The row lock is the guard against a second run, so the run tasks need no
+ * idempotency key and a page's runs are inserted by the enqueuer's multi-row INSERTs.
  */
 public final class JdbcJobDefinitions implements JobDefinitions {
     private static final int MAX_CODES = 10_000;
@@ -478,7 +478,6 @@ public final class JdbcJobDefinitions implements JobDefinitions {
                 .queue(d.queue())
                 .maxAttempts(d.maxAttempts())
                 .retryPolicy(d.retryPolicy())
-                .idempotencyKey(KIND + ":" + r.id() + ":" + runNo)
                 .name(d.code())
                 .reference(d.businessId())
                 .build();
