@@ -1,11 +1,23 @@
 package io.dbtasks;
 
+import io.dbtasks.batch.Batches;
+import io.dbtasks.batch.ChunkHandler;
 import io.dbtasks.event.TaskEventListener;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.HandlerRegistry;
+import io.dbtasks.internal.batch.ChunkPayload;
+import io.dbtasks.internal.batch.ChunkTaskHandler;
+import io.dbtasks.internal.batch.JdbcBatches;
+import io.dbtasks.internal.job.JdbcJobDefinitions;
+import io.dbtasks.internal.job.JobCronHandler;
+import io.dbtasks.internal.job.JobCronPayload;
+import io.dbtasks.internal.job.JobTaskHandler;
+import io.dbtasks.internal.job.JobTaskPayload;
 import io.dbtasks.internal.schedule.ScheduleConfig;
+import io.dbtasks.job.JobDefinitions;
+import io.dbtasks.job.JobTargetInvoker;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
 import io.dbtasks.schedule.Schedule;
@@ -23,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
 import javax.sql.DataSource;
 import tools.jackson.databind.json.JsonMapper;
@@ -74,9 +87,25 @@ public final class DbTasks implements AutoCloseable {
     public static final int DEFAULT_SCHEDULE_BATCH = 250;
 
     private final Engine engine;
+    private final JobDefinitions jobs;
+    private final Batches batches;
 
-    private DbTasks(Engine engine) {
+    private DbTasks(Engine engine, JsonMapper mapper, AtomicReference<JdbcJobDefinitions> jobsForSlots) {
         this.engine = engine;
+        JdbcJobDefinitions definitions = new JdbcJobDefinitions(
+                engine.jdbc(),
+                engine.dialect(),
+                mapper,
+                (c, requests) -> engine.enqueuer().enqueue(c, requests),
+                engine.schedules());
+        jobsForSlots.set(definitions);
+        this.jobs = definitions;
+        this.batches = new JdbcBatches(
+                engine.jdbc(),
+                engine.dialect(),
+                mapper,
+                (c, requests) -> engine.enqueuer().enqueue(c, requests),
+                id -> engine.operations().retry(id, 1));
     }
 
     /**
@@ -323,6 +352,29 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Job definitions in this engine's database ({@code dbtasks_job}): seed 003's table-defined jobs,
+     * run by code, by business type, by a list of codes, or again after a failure. Their tasks run
+     * on engines built with {@link Builder#jobTargets(JobTargetInvoker)}. Usable before {@link
+     * #start()} and on an engine without workers.
+     *
+     * @return the definitions, thread-safe; the same instance on every call
+     */
+    public JobDefinitions jobs() {
+        return jobs;
+    }
+
+    /**
+     * Chunked batches in this engine's database ({@code dbtasks_batch}); their chunks run on engines
+     * with a {@link Builder#chunkHandler(String, Class, ChunkHandler)} for the batch's kind. Usable
+     * before {@link #start()} and on an engine without workers.
+     *
+     * @return the batches, thread-safe; the same instance on every call
+     */
+    public Batches batches() {
+        return batches;
+    }
+
+    /**
      * The recurring schedules in this engine's database ({@code dbtasks_schedule}): create, update,
      * pause, resume and delete them at run time, and read their next and last slots and the outcome
      * of their latest task. Usable before {@link #start()} and on an engine without workers; slots
@@ -442,6 +494,11 @@ public final class DbTasks implements AutoCloseable {
         private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
         private final List<TaskEventListener> listeners = new ArrayList<>();
         private Duration longRunningThreshold = Duration.ZERO;
+        private JobTargetInvoker jobTargets;
+        private final List<ChunkRegistration<?>> chunkHandlers = new ArrayList<>();
+
+        private record ChunkRegistration<P>(String kind, Class<P> paramsType, ChunkHandler<P> handler) {}
+
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
         private boolean scheduling = true;
         private Duration schedulePollInterval = DEFAULT_SCHEDULE_POLL_INTERVAL;
@@ -511,6 +568,48 @@ public final class DbTasks implements AutoCloseable {
         public <P> Builder transactionalHandler(
                 String kind, Class<P> payloadType, TransactionalTaskHandler<P> handler) {
             handlers.registerTransactional(kind, payloadType, handler);
+            return this;
+        }
+
+        /**
+         * Runs job definitions' tasks (kind {@value JobDefinitions#KIND}) through {@code invoker},
+         * which calls only the methods the application allow-listed; see {@link
+         * io.dbtasks.job.JobMethodRegistry} for a plain-Java one. Without it this engine does not take
+         * job tasks (their kind is unknown to it).
+         *
+         * @param invoker the invoker, thread-safe
+         * @return this
+         * @throws NullPointerException if {@code invoker} is {@code null}
+         */
+        public Builder jobTargets(JobTargetInvoker invoker) {
+            this.jobTargets = Objects.requireNonNull(invoker, "invoker");
+            return this;
+        }
+
+        /**
+         * Registers the handler of a batch kind: its chunks are tasks of kind {@code
+         * dbtasks.batch:<kind>}, each run in one transaction with its done record; see {@link
+         * io.dbtasks.batch.Batches}.
+         *
+         * @param kind the batch kind, 1 to 180 characters
+         * @param paramsType the class the batch parameters are read as; {@code Void.class} for none
+         * @param handler the handler, thread-safe
+         * @param <P> the parameters' type
+         * @return this
+         * @throws IllegalArgumentException if the kind is blank, too long or registered already
+         */
+        public <P> Builder chunkHandler(String kind, Class<P> paramsType, ChunkHandler<P> handler) {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(paramsType, "paramsType");
+            Objects.requireNonNull(handler, "handler");
+            if (kind.isBlank() || kind.length() > 180) {
+                throw new IllegalArgumentException("batch kind must be 1 to 180 characters, not blank: '" + kind + "'");
+            }
+            if (chunkHandlers.stream().anyMatch(r -> r.kind().equals(kind))) {
+                throw new IllegalArgumentException(
+                        "Batch kind '" + kind + "' already has a handler; each kind takes one");
+            }
+            chunkHandlers.add(new ChunkRegistration<>(kind, paramsType, handler));
             return this;
         }
 
@@ -934,10 +1033,30 @@ public final class DbTasks implements AutoCloseable {
                     longRunningThreshold);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
+            HandlerRegistry.Builder all = handlers.copy();
+            AtomicReference<JdbcJobDefinitions> jobsForSlots = new AtomicReference<>();
+            if (jobTargets != null) {
+                all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
+                all.registerTransactional(
+                        JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(jobsForSlots::get));
+            }
+            for (ChunkRegistration<?> r : chunkHandlers) {
+                registerChunks(all, r, mapper);
+            }
             ScheduleConfig scheduleConfig = new ScheduleConfig(
                     List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
-            return new DbTasks(Engine.create(
-                    dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling, scheduleConfig));
+            return new DbTasks(
+                    Engine.create(
+                            dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig),
+                    mapper,
+                    jobsForSlots);
+        }
+
+        private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {
+            all.registerTransactional(
+                    Batches.KIND_PREFIX + r.kind(),
+                    ChunkPayload.class,
+                    new ChunkTaskHandler<>(r.kind(), r.paramsType(), r.handler(), mapper));
         }
 
         private static void requireName(String value, String what) {

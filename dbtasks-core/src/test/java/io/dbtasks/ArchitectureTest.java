@@ -64,6 +64,8 @@ class ArchitectureTest {
                         "io.dbtasks.once..",
                         "io.dbtasks.inbox..",
                         "io.dbtasks.event..",
+                        "io.dbtasks.job..",
+                        "io.dbtasks.batch..",
                         "io.dbtasks.schedule..")
                 .should()
                 .dependOnClassesThat()

@@ -371,6 +371,11 @@ public final class Engine {
         return dialect;
     }
 
+    /** @return the engine's connections, for the capabilities built beside it (jobs, batches) */
+    public Jdbc jdbc() {
+        return jdbc;
+    }
+
     public HandlerRegistry handlers() {
         return handlers;
     }

@@ -123,6 +123,13 @@ public final class HandlerRegistry {
             }
         }
 
+        /** @return a builder holding the same registrations, to add more without changing this one */
+        public Builder copy() {
+            Builder b = new Builder();
+            b.byKind.putAll(byKind);
+            return b;
+        }
+
         public HandlerRegistry build(JsonMapper mapper) {
             return new HandlerRegistry(byKind, mapper);
         }

@@ -122,6 +122,10 @@ public enum TestDatabase {
                     "dbtasks_inbox",
                     "dbtasks_lock",
                     "dbtasks_lock_waiter",
+                    "dbtasks_job",
+                    "dbtasks_job_run",
+                    "dbtasks_batch",
+                    "dbtasks_batch_chunk",
                     "dbtasks_schedule")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * the same server with the same credentials. The core tests empty {@code dbtasks_test} before each of
  * their tests, so a server test sharing it would lose its tasks whenever both run at once (two
  * builds on one machine). If the sibling cannot be created (no privilege), the shared database is
- * used.
+ * used. With {@code -Ddbtasks.test.server-sibling=false} the shared database itself is used (emptied
+ * first), for machines where each build has a database of its own and must not touch others.
  */
 final class ServerTestDatabase {
     static final String NAME = "dbtasks_server_test";
@@ -35,6 +36,12 @@ final class ServerTestDatabase {
     static String prepare(TestDatabase db) {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         String shared = db.url();
+        if (!Boolean.parseBoolean(System.getProperty("dbtasks.test.server-sibling", "true"))) {
+            // Asked to stay in the one database given (several builds on one server, each with its own).
+            db.clear();
+            clear(shared);
+            return shared;
+        }
         String sibling = siblingUrl(shared, NAME);
         try {
             create(db, shared);
@@ -80,7 +87,14 @@ final class ServerTestDatabase {
     private static void clear(String url) {
         try (Connection c = DriverManager.getConnection(url);
                 Statement s = c.createStatement()) {
-            for (String table : List.of("dbtasks_attempt", "dbtasks_task")) {
+            for (String table : List.of(
+                    "dbtasks_attempt",
+                    "dbtasks_task",
+                    "dbtasks_job",
+                    "dbtasks_job_run",
+                    "dbtasks_batch",
+                    "dbtasks_batch_chunk",
+                    "demo_order")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

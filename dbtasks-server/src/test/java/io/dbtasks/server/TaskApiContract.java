@@ -65,37 +65,48 @@ abstract class TaskApiContract {
     // --- seed jobs -------------------------------------------------------------------------------
 
     @Test
-    void seedJobsRunToSucceededAndAreNotEnqueuedTwice() throws Exception {
-        List<Long> ids = new ArrayList<>();
-        for (String key : List.of("no_param_job", "sync_order_job", "create_order_job")) {
+    void seedJobsAreJobDefinitionsThatRunToSucceededAndAreNotRunAgainOnRestart() throws Exception {
+        List<String> codes = List.of("no_param_job", "sync_order_job", "create_order_job");
+        for (String code : codes) {
             await().atMost(WAIT)
-                    .until(() -> "SUCCEEDED".equals(byKey(key).path("status").asString()));
-            ids.add(byKey(key).path("id").asLong());
+                    .until(() -> "SUCCEEDED".equals(job(code).path("lastStatus").asString()));
         }
-        JsonNode create = byKey("create_order_job");
-        assertThat(create.path("kind").asString()).isEqualTo("order.create");
-        assertThat(create.path("reference").asString()).isEqualTo("ORDER-20001");
-        assertThat(create.path("maxAttempts").asInt()).isEqualTo(3);
-        assertThat(create.path("payload"))
-                .isEqualTo(json("{\"orderId\":20001,\"userName\":\"Tom\",\"amount\":199.99}"));
-        JsonNode sync = byKey("sync_order_job");
-        assertThat(sync.path("payload")).isEqualTo(json("{\"orderId\":10001,\"operator\":\"admin\"}"));
-        assertThat(sync.path("reference").asString()).isEqualTo("ORDER-10001");
-        JsonNode noParam = byKey("no_param_job");
-        assertThat(noParam.path("name").asString()).isEqualTo("No-param test job");
-        assertThat(noParam.path("reference").asString()).isEqualTo("TEST-001");
-        assertThat(noParam.path("payload").isNull()).isTrue();
-        Response attempts = get("/api/tasks/" + create.path("id").asLong() + "/attempts");
+        JsonNode createJob = job("create_order_job");
+        assertThat(createJob.path("bean").asString()).isEqualTo("orderService");
+        assertThat(createJob.path("method").asString()).isEqualTo("createOrder");
+        assertThat(createJob.path("parameterTypes")).isEqualTo(json("[\"io.dbtasks.server.demo.OrderDto\"]"));
+        assertThat(createJob.path("arguments"))
+                .isEqualTo(json("[{\"orderId\":20001,\"userName\":\"Tom\",\"amount\":199.99}]"));
+        assertThat(createJob.path("businessType").asString()).isEqualTo("order");
+        assertThat(createJob.path("businessId").asString()).isEqualTo("ORDER-20001");
+        JsonNode createTask =
+                get("/api/tasks/" + createJob.path("lastTaskId").asLong()).body();
+        assertThat(createTask.path("kind").asString()).isEqualTo("dbtasks.job");
+        assertThat(createTask.path("name").asString()).isEqualTo("create_order_job");
+        assertThat(createTask.path("reference").asString()).isEqualTo("ORDER-20001");
+        assertThat(createTask.path("maxAttempts").asInt()).isEqualTo(3);
+        assertThat(createTask.path("payload").path("arguments").asString())
+                .isEqualTo("[{\"orderId\":20001,\"userName\":\"Tom\",\"amount\":199.99}]");
+        Response attempts = get("/api/tasks/" + createJob.path("lastTaskId").asLong() + "/attempts");
         assertThat(outcomes(attempts.body())).containsExactly("SUCCEEDED");
+        JsonNode sync = job("sync_order_job");
+        assertThat(sync.path("arguments")).isEqualTo(json("[10001,\"admin\"]"));
+        JsonNode noParam = job("no_param_job");
+        assertThat(noParam.path("name").asString()).isEqualTo("No-param test job");
+        assertThat(noParam.path("businessId").asString()).isEqualTo("TEST-001");
+        assertThat(noParam.path("cron").asString()).isEqualTo("0 * * * * *");
 
-        // What a restart does: the same keys find the existing tasks.
+        // What a restart does: the definitions are found and not run again.
         seedJobs.run(null);
-        for (int i = 0; i < ids.size(); i++) {
-            String key = List.of("no_param_job", "sync_order_job", "create_order_job")
-                    .get(i);
-            assertThat(byKey(key).path("id").asLong()).isEqualTo(ids.get(i));
-            assertThat(byKey(key).path("status").asString()).isEqualTo("SUCCEEDED");
-        }
+        assertThat(job("create_order_job").path("lastTaskId").asLong())
+                .isEqualTo(createJob.path("lastTaskId").asLong());
+        assertThat(job("create_order_job").path("runs").asLong()).isEqualTo(1);
+        assertThat(job("sync_order_job").path("lastTaskId").asLong())
+                .isEqualTo(sync.path("lastTaskId").asLong());
+    }
+
+    private JsonNode job(String code) {
+        return get("/api/jobs/" + code).body();
     }
 
     // --- create ----------------------------------------------------------------------------------

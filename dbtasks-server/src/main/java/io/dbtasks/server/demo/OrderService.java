@@ -1,5 +1,6 @@
 package io.dbtasks.server.demo;
 
+import io.dbtasks.spring.TaskMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Service;
@@ -7,12 +8,18 @@ import org.springframework.stereotype.Service;
 /**
  * The order service of seed 003, whose methods the demo tasks run: one without parameters, one with
  * an id and an operator, one with an order object. Here they only log what they did. Thread-safe.
+ *
+ * <p>The three methods are annotated {@link TaskMethod}, so job definitions (seed 003's table-defined
+ * jobs) may name them as {@code orderService.noParamTask()}, {@code orderService.syncOrder(java.lang.Long,
+ * java.lang.String)} and {@code orderService.createOrder(io.dbtasks.server.demo.OrderDto)}; no other
+ * method of any bean can be named.
  */
 @Service
 public class OrderService {
     private static final Logger log = LoggerFactory.getLogger(OrderService.class);
 
     /** The seed's {@code noParamTask()}. */
+    @TaskMethod("order.no-param")
     public void noParamTask() {
         log.info("No-param task ran");
     }
@@ -23,6 +30,7 @@ public class OrderService {
      * @param orderId the order to synchronise; not {@code null}
      * @param operator who asked for it; not {@code null}
      */
+    @TaskMethod("order.sync")
     public void syncOrder(Long orderId, String operator) {
         log.info("Synchronised order {} for operator {}", orderId, operator);
     }
@@ -32,6 +40,7 @@ public class OrderService {
      *
      * @param order the order to create; not {@code null}
      */
+    @TaskMethod("order.create")
     public void createOrder(OrderDto order) {
         log.info("Created order {} for user {} over {}", order.orderId(), order.userName(), order.amount());
     }

@@ -1,11 +1,12 @@
 package io.dbtasks.server.demo;
 
 import io.dbtasks.DbTasks;
-import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
-import io.dbtasks.TaskKind;
-import io.dbtasks.TaskRequest;
-import java.math.BigDecimal;
+import io.dbtasks.job.DuplicateJobException;
+import io.dbtasks.job.JobDefinition;
+import io.dbtasks.job.JobRun;
+import io.dbtasks.job.JobTarget;
+import io.dbtasks.job.StoredJob;
 import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
@@ -16,66 +17,74 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.stereotype.Component;
 
 /**
- * Enqueues the three sample jobs of seed 003 at startup, with the seed's job codes as idempotency
- * keys: the first start runs them, and later starts find them present and add nothing. Turned off by
- * {@code dbtasks.server.seed-demo-jobs=false}.
+ * Stores the three sample jobs of seed 003 as job definitions at startup (bean methods of {@link
+ * OrderService}, allow-listed with {@code @TaskMethod}, one taking the seed's {@code OrderDTO}) and
+ * runs each once: the first start runs them, later starts find them run and add nothing. {@code
+ * no_param_job} also carries the cron {@value #EVERY_MINUTE}. Turned off by {@code
+ * dbtasks.server.seed-demo-jobs=false}.
  */
 @Component
 @ConditionalOnBooleanProperty(name = "dbtasks.server.seed-demo-jobs", matchIfMissing = true)
 public class SeedJobs implements ApplicationRunner {
     /** The seed's retry interval of 3 seconds. */
     static final RetryPolicy SEED_RETRY = RetryPolicy.fixed(Duration.ofSeconds(3));
+    /** Every minute, at second 0 (cron with seconds). */
+    public static final String EVERY_MINUTE = "0 * * * * *";
 
     private static final Logger log = LoggerFactory.getLogger(SeedJobs.class);
 
     private final DbTasks dbTasks;
 
-    /** @param dbTasks the engine to enqueue on */
+    /** @param dbTasks the engine to store and run the definitions on */
     public SeedJobs(DbTasks dbTasks) {
         this.dbTasks = dbTasks;
     }
 
-    /** @return the seed's sample jobs as requests: no_param_job, sync_order_job, create_order_job */
-    public static List<TaskRequest> requests() {
+    /** @return the seed's sample jobs: no_param_job, sync_order_job, create_order_job */
+    public static List<JobDefinition> definitions() {
         return List.of(
-                seed(DemoHandlers.NO_PARAM, null, "no_param_job", "No-param test job", "TEST-001"),
+                seed("no_param_job", "No-param test job", "TEST-001", JobTarget.of("orderService", "noParamTask"), "[]")
+                        .cron(EVERY_MINUTE, "UTC")
+                        .build(),
                 seed(
-                        DemoHandlers.SYNC,
-                        new SyncOrder(10001L, "admin"),
-                        "sync_order_job",
-                        "Sync order job",
-                        "ORDER-10001"),
+                                "sync_order_job",
+                                "Sync order job",
+                                "ORDER-10001",
+                                JobTarget.of("orderService", "syncOrder", "java.lang.Long", "java.lang.String"),
+                                "[10001,\"admin\"]")
+                        .build(),
                 seed(
-                        DemoHandlers.CREATE,
-                        new OrderDto(20001L, "Tom", new BigDecimal("199.99")),
-                        "create_order_job",
-                        "Create order job",
-                        "ORDER-20001"));
+                                "create_order_job",
+                                "Create order job",
+                                "ORDER-20001",
+                                JobTarget.of("orderService", "createOrder", OrderDto.class.getName()),
+                                "[{\"orderId\":20001,\"userName\":\"Tom\",\"amount\":199.99}]")
+                        .build());
     }
 
-    private static <P> TaskRequest seed(TaskKind<P> kind, P payload, String code, String name, String reference) {
-        return TaskRequest.builder(kind)
-                .payload(payload)
-                .idempotencyKey(code)
+    private static JobDefinition.Builder seed(
+            String code, String name, String businessId, JobTarget target, String arguments) {
+        return JobDefinition.builder(code)
                 .name(name)
-                .reference(reference)
+                .business("order", businessId)
+                .target(target)
+                .arguments(arguments)
                 .maxAttempts(3)
-                .retryPolicy(SEED_RETRY)
-                .build();
+                .retryPolicy(SEED_RETRY);
     }
 
     /**
-     * Enqueues the sample jobs. A failure (the database not reachable yet, a pooler refusing
-     * connections) does not stop the server: the enqueue is retried on a background thread with
-     * backoff from {@value #FIRST_RETRY_MILLIS} ms doubling to {@value #MAX_RETRY_MILLIS} ms, which
-     * is safe because the job codes are idempotency keys.
+     * Stores and runs the sample jobs. A failure (the database not reachable yet, a pooler refusing
+     * connections) does not stop the server: it is retried on a background thread with backoff from
+     * {@value #FIRST_RETRY_MILLIS} ms doubling to {@value #MAX_RETRY_MILLIS} ms, which is safe
+     * because a definition is created once per code and run only while it has no run.
      */
     @Override
     public void run(ApplicationArguments args) {
-        if (tryEnqueue()) {
+        if (tryStore()) {
             return;
         }
-        Thread retry = new Thread(() -> retryUntilDone(this::tryEnqueue, Thread::sleep), "dbtasks-seed-retry");
+        Thread retry = new Thread(() -> retryUntilDone(this::tryStore, Thread::sleep), "dbtasks-seed-retry");
         retry.setDaemon(true);
         retry.start();
     }
@@ -115,32 +124,35 @@ public class SeedJobs implements ApplicationRunner {
         }
     }
 
-    /** @return whether every sample job is now present */
-    private boolean tryEnqueue() {
+    /** @return whether every sample job is now stored and has run at least once */
+    private boolean tryStore() {
         try {
-            enqueueAll();
+            storeAll();
             return true;
         } catch (RuntimeException e) {
-            log.warn("Enqueueing the seed jobs failed ({}); retrying in the background", e.getMessage());
+            log.warn("Storing the seed jobs failed ({}); retrying in the background", e.getMessage());
             return false;
         }
     }
 
-    private void enqueueAll() {
-        for (TaskRequest request : requests()) {
-            EnqueueResult result = dbTasks.enqueue(request);
-            if (result.duplicate()) {
-                log.info(
-                        "Seed job {} already present as task {} ({})",
-                        request.idempotencyKey(),
-                        result.task().id(),
-                        result.task().status());
-            } else {
-                log.info(
-                        "Seed job {} enqueued as task {}",
-                        request.idempotencyKey(),
-                        result.task().id());
+    private void storeAll() {
+        for (JobDefinition definition : definitions()) {
+            String code = definition.code();
+            StoredJob stored = dbTasks.jobs().find(code).orElse(null);
+            if (stored == null) {
+                try {
+                    stored = dbTasks.jobs().create(definition);
+                    log.info("Seed job {} stored as job definition {}", code, stored.id());
+                } catch (DuplicateJobException raced) {
+                    stored = dbTasks.jobs().find(code).orElseThrow();
+                }
             }
+            if (stored.runs() > 0) {
+                log.info("Seed job {} present, {} run(s), last {}", code, stored.runs(), stored.lastStatus());
+                continue;
+            }
+            JobRun run = dbTasks.jobs().run(code);
+            log.info("Seed job {} run {} enqueued as task {}", code, run.runNo(), run.taskId());
         }
     }
 }

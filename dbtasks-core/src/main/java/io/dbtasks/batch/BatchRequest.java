@@ -1,0 +1,142 @@
+package io.dbtasks.batch;
+
+import io.dbtasks.RetryPolicy;
+import java.util.Objects;
+
+/**
+ * A batch to create. Build one with {@link #builder(String, int)}.
+ *
+ * @param kind the chunk handler's name, as registered with {@link
+ *     io.dbtasks.DbTasks.Builder#chunkHandler(String, Class, ChunkHandler)}
+ * @param chunks the number of chunks, 1 to {@value #MAX_CHUNKS}
+ * @param params the parameters every chunk reads, written as JSON; {@code null} for none
+ * @param name a display name, or {@code null}
+ * @param idempotencyKey a unique key: creating a batch with it again returns the existing batch;
+ *     or {@code null}
+ * @param queue the queue of the chunk tasks, or {@code null} for the default
+ * @param maxAttempts attempts per chunk, or {@code null} for the engine default
+ * @param retryPolicy backoff between a chunk's attempts, or {@code null} for the engine default
+ */
+public record BatchRequest(
+        String kind,
+        int chunks,
+        Object params,
+        String name,
+        String idempotencyKey,
+        String queue,
+        Integer maxAttempts,
+        RetryPolicy retryPolicy) {
+    /** The most chunks a batch may have. */
+    public static final int MAX_CHUNKS = 100_000;
+
+    /**
+     * @throws NullPointerException if {@code kind} is {@code null}
+     * @throws IllegalArgumentException if a field is out of range
+     */
+    public BatchRequest {
+        Objects.requireNonNull(kind, "kind");
+        if (kind.isBlank() || kind.length() > 180) {
+            throw new IllegalArgumentException("kind must be 1 to 180 characters and not blank: '" + kind + "'");
+        }
+        if (chunks < 1 || chunks > MAX_CHUNKS) {
+            throw new IllegalArgumentException("chunks must be 1 to " + MAX_CHUNKS + ", got " + chunks);
+        }
+        if (name != null && name.length() > 200) {
+            throw new IllegalArgumentException("name must be at most 200 characters");
+        }
+        if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > 255)) {
+            throw new IllegalArgumentException("idempotencyKey must be 1 to 255 characters and not blank");
+        }
+        if (maxAttempts != null && maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
+        }
+    }
+
+    /**
+     * @param kind the chunk handler's name
+     * @param chunks the number of chunks
+     * @return a builder
+     */
+    public static Builder builder(String kind, int chunks) {
+        return new Builder(kind, chunks);
+    }
+
+    /** Builds a {@link BatchRequest}. Not thread-safe. */
+    public static final class Builder {
+        private final String kind;
+        private final int chunks;
+        private Object params;
+        private String name;
+        private String idempotencyKey;
+        private String queue;
+        private Integer maxAttempts;
+        private RetryPolicy retryPolicy;
+
+        private Builder(String kind, int chunks) {
+            this.kind = kind;
+            this.chunks = chunks;
+        }
+
+        /**
+         * @param params the parameters, written as JSON
+         * @return this
+         */
+        public Builder params(Object params) {
+            this.params = params;
+            return this;
+        }
+
+        /**
+         * @param name a display name
+         * @return this
+         */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /**
+         * @param key a unique key for the batch
+         * @return this
+         */
+        public Builder idempotencyKey(String key) {
+            this.idempotencyKey = key;
+            return this;
+        }
+
+        /**
+         * @param queue the chunk tasks' queue
+         * @return this
+         */
+        public Builder queue(String queue) {
+            this.queue = queue;
+            return this;
+        }
+
+        /**
+         * @param maxAttempts attempts per chunk
+         * @return this
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * @param retryPolicy backoff between a chunk's attempts
+         * @return this
+         */
+        public Builder retryPolicy(RetryPolicy retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        /**
+         * @return the request
+         * @throws IllegalArgumentException if a field is out of range
+         */
+        public BatchRequest build() {
+            return new BatchRequest(kind, chunks, params, name, idempotencyKey, queue, maxAttempts, retryPolicy);
+        }
+    }
+}

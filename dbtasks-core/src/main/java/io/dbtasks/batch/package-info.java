@@ -1,0 +1,6 @@
+/**
+ * Chunked batches (seed 000's per-chunk records): a batch of N chunks, each done exactly once under
+ * a unique {@code (batch, chunk)} record committed with its effects, resumed after a crash with the
+ * chunks not yet done, run in parallel across instances, with queryable progress.
+ */
+package io.dbtasks.batch;

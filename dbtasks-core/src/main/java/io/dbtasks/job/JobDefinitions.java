@@ -1,0 +1,133 @@
+package io.dbtasks.job;
+
+import io.dbtasks.DbTasksException;
+import java.util.Collection;
+import java.util.Optional;
+
+/**
+ * Job definitions in the engine's database ({@code dbtasks_job}) and their runs.
+ *
+ * <p>Running a definition enqueues a task of kind {@value #KIND} whose payload carries the code,
+ * business type, business id, target and arguments as they are at that moment (its name is the code
+ * and its reference the business id); the run is also recorded in {@code dbtasks_job_run} (task id,
+ * code, run number, business type and id), where runs can be queried. A run locks its definition's
+ * row: while the previous run's task is PENDING or RUNNING, running again enqueues nothing and
+ * returns that task ({@link JobRun#duplicate()}), so concurrent runs from several instances give one
+ * task. That row lock is the run's idempotency guard; the tasks carry no idempotency key, so a page
+ * of runs is inserted with multi-row statements rather than one round trip per keyed task. Bulk runs go through keyset pages of {@value #PAGE_SIZE} definitions, one transaction each,
+ * so no more than one page is ever in memory.
+ *
+ * <p>An enabled definition with a cron gets a recurring schedule ({@code io.dbtasks.schedule}) named
+ * {@value #SCHEDULE_PREFIX}{@code <id>}, kept in step by create, update and delete: each slot fires
+ * once across the cluster (the schedule's slot key) and its task of kind {@value #CRON_KIND} runs the
+ * definition, again skipping it while its previous run is still PENDING or RUNNING. Missed slots
+ * after downtime run once (the schedule's default, "run the latest once").
+ *
+ * <p>The task calls the target through the engine's {@link JobTargetInvoker}. An engine without one
+ * fails job tasks with a reason; a target that is not allow-listed, or arguments that do not bind,
+ * fail that task at once (FAILED, not retried) and every other task keeps running.
+ *
+ * <p>Thread-safe.
+ */
+public interface JobDefinitions {
+    /** The task kind of job runs. */
+    String KIND = "dbtasks.job";
+    /**
+     * The task kind a job definition's cron schedule enqueues at each slot; its task runs the
+     * definition (as {@link #run(String)}) in its own transaction, so each slot gives one run.
+     */
+    String CRON_KIND = "dbtasks.job.cron";
+    /** The prefix of the schedule names of job definitions with a cron, followed by the definition id. */
+    String SCHEDULE_PREFIX = "dbtasks.job:";
+    /** Definitions per page (and per transaction) of a bulk run. */
+    int PAGE_SIZE = 500;
+
+    /**
+     * @param definition the new definition
+     * @return it as stored
+     * @throws DuplicateJobException if its code exists already
+     * @throws DbTasksException if the database fails
+     */
+    StoredJob create(JobDefinition definition);
+
+    /**
+     * Replaces the definition with the same code; its runs and last task are kept. Runs already
+     * enqueued keep the target and arguments they were enqueued with.
+     *
+     * @param definition the new content
+     * @return it as stored
+     * @throws JobNotFoundException if no definition has its code
+     * @throws DbTasksException if the database fails
+     */
+    StoredJob update(JobDefinition definition);
+
+    /**
+     * Deletes a definition; its runs' tasks are left as they are.
+     *
+     * @param code the code
+     * @return {@code true} if it existed
+     * @throws DbTasksException if the database fails
+     */
+    boolean delete(String code);
+
+    /**
+     * @param code the code
+     * @return the definition with its last run, or empty
+     * @throws DbTasksException if the database fails
+     */
+    Optional<StoredJob> find(String code);
+
+    /**
+     * Lists definitions in id order, a keyset page at a time.
+     *
+     * @param businessType only this business type, or {@code null} for all
+     * @param afterId the {@link JobPage#nextAfterId()} of the previous page, or {@code null} for the first
+     * @param limit definitions per page, 1 to 1000
+     * @return the page
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @throws DbTasksException if the database fails
+     */
+    JobPage list(String businessType, Long afterId, int limit);
+
+    /**
+     * Runs one definition now.
+     *
+     * @param code the code
+     * @return the run, or the pending one marked duplicate
+     * @throws JobNotFoundException if no definition has the code
+     * @throws JobDisabledException if it is disabled
+     * @throws DbTasksException if the database fails
+     */
+    JobRun run(String code);
+
+    /**
+     * Runs every enabled definition of a business type, a page at a time; a page's runs commit
+     * together, and a failure stops at that page with the earlier pages' runs kept (running again is
+     * safe: pending runs are not duplicated).
+     *
+     * @param businessType the business type
+     * @return what was done
+     * @throws DbTasksException if the database fails
+     */
+    JobRunSummary runBusinessType(String businessType);
+
+    /**
+     * Runs the enabled definitions with these codes, a page at a time.
+     *
+     * @param codes the codes, at most 10,000; duplicates count once
+     * @return what was done, with the codes no definition has
+     * @throws IllegalArgumentException if there are more than 10,000 codes
+     * @throws DbTasksException if the database fails
+     */
+    JobRunSummary runCodes(Collection<String> codes);
+
+    /**
+     * Runs again every enabled definition whose last run's task is FAILED, a page at a time, with
+     * the definition's current target and arguments.
+     *
+     * @param businessType only this business type, or {@code null} for all
+     * @return what was done
+     * @throws DbTasksException if the database fails
+     */
+    JobRunSummary rerunFailed(String businessType);
+}

@@ -1,0 +1,16 @@
+package io.dbtasks.job;
+
+import java.util.List;
+
+/**
+ * One keyset page of definitions, in id order.
+ *
+ * @param items the definitions on this page
+ * @param nextAfterId the id to pass as {@code afterId} for the next page, or {@code null} when this
+ *     is the last page
+ */
+public record JobPage(List<StoredJob> items, Long nextAfterId) {
+    public JobPage {
+        items = List.copyOf(items);
+    }
+}

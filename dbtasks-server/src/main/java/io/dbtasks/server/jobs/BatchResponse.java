@@ -1,0 +1,57 @@
+package io.dbtasks.server.jobs;
+
+import io.dbtasks.batch.Batch;
+import io.dbtasks.batch.BatchProgress;
+import java.time.Instant;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A batch and its progress. {@code done + failed + running + waiting = chunks}.
+ *
+ * @param id the batch id
+ * @param kind its kind
+ * @param name its display name, or {@code null}
+ * @param idempotencyKey its key, or {@code null}
+ * @param chunks the number of chunks
+ * @param params its parameters, or {@code null}
+ * @param createdAt when it was created
+ * @param done chunks done
+ * @param failed chunks whose task FAILED or was CANCELLED
+ * @param running chunks running now
+ * @param waiting chunks waiting to run or to retry
+ * @param remaining running plus waiting
+ * @param finished whether no chunk remains
+ */
+public record BatchResponse(
+        long id,
+        String kind,
+        String name,
+        String idempotencyKey,
+        int chunks,
+        JsonNode params,
+        Instant createdAt,
+        int done,
+        int failed,
+        int running,
+        int waiting,
+        int remaining,
+        boolean finished) {
+
+    static BatchResponse of(Batch b, BatchProgress p, JsonMapper mapper) {
+        return new BatchResponse(
+                b.id(),
+                b.kind(),
+                b.name(),
+                b.idempotencyKey(),
+                b.chunks(),
+                b.params() == null ? null : mapper.readTree(b.params()),
+                b.createdAt(),
+                p.done(),
+                p.failed(),
+                p.running(),
+                p.waiting(),
+                p.remaining(),
+                p.finished());
+    }
+}

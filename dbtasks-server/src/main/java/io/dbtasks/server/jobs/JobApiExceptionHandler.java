@@ -1,0 +1,55 @@
+package io.dbtasks.server.jobs;
+
+import io.dbtasks.batch.BatchNotFoundException;
+import io.dbtasks.job.DuplicateJobException;
+import io.dbtasks.job.JobDisabledException;
+import io.dbtasks.job.JobNotFoundException;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * The job and batch API's own errors as {@code application/problem+json}: 404 for an unknown code
+ * or batch, 409 for a duplicate code or a disabled job, 400 for a definition the core refuses.
+ * Everything else (unreadable bodies, bad parameters, store failures) is answered by the API's
+ * general handler. Ordered first, and limited to this package's controllers.
+ */
+@RestControllerAdvice(basePackageClasses = JobController.class)
+@Order(Ordered.HIGHEST_PRECEDENCE)
+public class JobApiExceptionHandler {
+
+    @ExceptionHandler({JobNotFoundException.class, BatchNotFoundException.class})
+    ResponseEntity<ProblemDetail> notFound(RuntimeException e) {
+        return problem(
+                HttpStatus.NOT_FOUND, e instanceof JobNotFoundException ? "Job not found" : "Batch not found", e);
+    }
+
+    @ExceptionHandler(DuplicateJobException.class)
+    ResponseEntity<ProblemDetail> duplicate(DuplicateJobException e) {
+        return problem(HttpStatus.CONFLICT, "Job code taken", e);
+    }
+
+    @ExceptionHandler(JobDisabledException.class)
+    ResponseEntity<ProblemDetail> disabled(JobDisabledException e) {
+        return problem(HttpStatus.CONFLICT, "Job disabled", e);
+    }
+
+    /** The core's validation of a definition or batch (blank code, arguments not an array...). */
+    @ExceptionHandler(IllegalArgumentException.class)
+    ResponseEntity<ProblemDetail> invalid(RuntimeException e) {
+        return problem(HttpStatus.BAD_REQUEST, "Bad request", e);
+    }
+
+    private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, RuntimeException e) {
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(status, e.getMessage());
+        body.setTitle(title);
+        return ResponseEntity.status(status)
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .body(body);
+    }
+}

@@ -1,0 +1,13 @@
+package io.dbtasks.server.jobs;
+
+import java.util.List;
+
+/**
+ * The body of {@code POST /api/job-runs}: exactly one of the three selections.
+ *
+ * @param businessType run every enabled definition of this business type (or, with {@code failed},
+ *     limit the re-run to it)
+ * @param codes run the enabled definitions with these codes, at most 10,000
+ * @param failed {@code true} to re-run every enabled definition whose last run FAILED
+ */
+public record JobRunsRequest(String businessType, List<String> codes, Boolean failed) {}
