@@ -55,6 +55,7 @@ public final class Engine {
     private final LeaseLocks locks;
     private final RunOnceGuards guards;
     private final Inbox inbox;
+    private final QueueControl queueControl;
     /**
      * Slots per claim loop: a queue with at least twice as many gets a second loop claiming in
      * parallel. Measured on PostgreSQL (100k no-op tasks, warm JVM, two runs each): loops of 16 slots
@@ -100,6 +101,8 @@ public final class Engine {
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
+        this.queueControl = new QueueControl(
+                jdbc, dialect, Math.min(1000, config.pollInterval().toMillis()), this::wake);
     }
 
     /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
@@ -198,6 +201,8 @@ public final class Engine {
             }
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            registerWorker();
+            scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
@@ -212,7 +217,7 @@ public final class Engine {
                 List<QueueWorker> list = new ArrayList<>(loops);
                 for (int i = 0; i < loops; i++) {
                     int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                    QueueWorker w = new QueueWorker(queue, slots, config, leases::claim, executor, running, wiring);
+                    QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
                     list.add(w);
                     w.start();
                 }
@@ -269,6 +274,11 @@ public final class Engine {
             if (config.executor() == null) {
                 executor.shutdownNow();
             }
+            try {
+                queueControl.unregisterWorker(config.workerId());
+            } catch (RuntimeException e) {
+                log.warn("Removing the worker row of {} failed; it ages out", config.workerId(), e);
+            }
             log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
             events.publish(
                     new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
@@ -293,6 +303,26 @@ public final class Engine {
 
     public int runningCount() {
         return running.size();
+    }
+
+    /** Claims for a queue unless it is paused (see {@link QueueControl}). */
+    private List<TaskRows.Claimed> claim(String queue, int limit) {
+        if (queueControl.isPaused(queue)) {
+            return List.of();
+        }
+        return leases.claim(queue, limit);
+    }
+
+    private void registerWorker() {
+        try {
+            queueControl.registerWorker(config.workerId(), config.queues());
+        } catch (RuntimeException e) {
+            log.warn(
+                    "Writing the worker row of {} failed; will retry in {}",
+                    config.workerId(),
+                    config.heartbeatInterval(),
+                    e);
+        }
     }
 
     private void wake(String queue) {
@@ -355,6 +385,10 @@ public final class Engine {
 
     public Inbox inbox() {
         return inbox;
+    }
+
+    public QueueControl queueControl() {
+        return queueControl;
     }
 
     /** @return events dropped because a listener's queue was full; see {@link Events} */

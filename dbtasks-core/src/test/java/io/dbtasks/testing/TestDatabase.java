@@ -121,7 +121,9 @@ public enum TestDatabase {
                     "dbtasks_once",
                     "dbtasks_inbox",
                     "dbtasks_lock",
-                    "dbtasks_lock_waiter")) {
+                    "dbtasks_lock_waiter",
+                    "dbtasks_queue_pause",
+                    "dbtasks_worker")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {
