@@ -448,6 +448,17 @@ public class DashboardController {
         return error(model, "Bad request", e.getMessage());
     }
 
+    @ExceptionHandler(org.springframework.dao.QueryTimeoutException.class)
+    @ResponseStatus(HttpStatus.SERVICE_UNAVAILABLE)
+    public String searchTooSlow(Model model) {
+        return error(
+                model,
+                "Search took too long",
+                "The search ran longer than dbtasks.dashboard.search-timeout and was stopped. Narrow it by state,"
+                        + " queue, reference, key or a time range; for payload searches on a large PostgreSQL table"
+                        + " add the optional payload index described in the README.");
+    }
+
     private static String error(Model model, String title, String message) {
         model.addAttribute("page", "");
         model.addAttribute("title", title);

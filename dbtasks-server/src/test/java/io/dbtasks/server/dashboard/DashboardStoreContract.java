@@ -48,7 +48,8 @@ abstract class DashboardStoreContract {
         store = new DashboardStore(
                 new JdbcTemplate(database().dataSource()),
                 tasks,
-                JsonMapper.builder().build());
+                JsonMapper.builder().build(),
+                Duration.ofSeconds(15));
     }
 
     @AfterEach
