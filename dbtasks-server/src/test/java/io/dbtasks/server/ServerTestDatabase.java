@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * The database a server test runs on: a sibling of {@link TestDatabase}'s, named {@value #NAME}, on
  * the same server with the same credentials. The core tests empty {@code dbtasks_test} before each of
  * their tests, so a server test sharing it would lose its tasks whenever both run at once (two
- * builds on one machine). If the sibling cannot be created (no privilege), the shared database is
- * used.
+ * builds on one machine). If the sibling cannot be created (no privilege), or
+ * {@code -Ddbtasks.test.server-sibling=false} says so, the shared database is used.
  */
 final class ServerTestDatabase {
     static final String NAME = "dbtasks_server_test";
@@ -35,6 +35,11 @@ final class ServerTestDatabase {
     static String prepare(TestDatabase db) {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         String shared = db.url();
+        if (!Boolean.parseBoolean(System.getProperty("dbtasks.test.server-sibling", "true"))) {
+            // Told to stay in the given database (a shared machine where each build has one database).
+            db.clear();
+            return shared;
+        }
         String sibling = siblingUrl(shared, NAME);
         try {
             create(db, shared);
