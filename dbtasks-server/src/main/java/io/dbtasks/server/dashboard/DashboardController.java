@@ -7,6 +7,8 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.WorkerInfo;
+import io.dbtasks.server.security.PayloadVisibility;
+import io.dbtasks.server.security.Roles;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,10 +21,14 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
+import org.springframework.security.access.AccessDeniedException;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -45,6 +51,7 @@ public class DashboardController {
     private final OverviewSnapshots snapshots;
     private final BulkActions actions;
     private final Duration lease;
+    private final PayloadVisibility payloads;
 
     /**
      * @param dbTasks the engine
@@ -52,18 +59,58 @@ public class DashboardController {
      * @param snapshots the overview numbers
      * @param actions single and bulk actions
      * @param lease the engines' lease: a worker whose heartbeat is older is shown as not alive
+     * @param payloads whether the caller may see payloads and stack traces
      */
     public DashboardController(
             DbTasks dbTasks,
             DashboardStore store,
             OverviewSnapshots snapshots,
             BulkActions actions,
-            @Value("${dbtasks.lease:30s}") Duration lease) {
+            @Value("${dbtasks.lease:30s}") Duration lease,
+            PayloadVisibility payloads) {
+        this.payloads = payloads;
         this.dbTasks = dbTasks;
         this.store = store;
         this.snapshots = snapshots;
         this.actions = actions;
         this.lease = lease;
+    }
+
+    // --- who is looking ---------------------------------------------------------------------------
+
+    /**
+     * What every page needs to know about the caller: the buttons of actions the role cannot do are
+     * disabled or left out. The server refuses those actions regardless: the path rules of {@code
+     * SecurityConfig} (writes need operator, deletes admin) and the checks below for what a path
+     * does not say (a bulk delete, a payload search).
+     */
+    @ModelAttribute
+    public void caller(Model model) {
+        Authentication auth = SecurityContextHolder.getContext().getAuthentication();
+        boolean signedIn = auth != null && auth.isAuthenticated() && Roles.has(auth, Roles.ROLE_VIEWER);
+        model.addAttribute("user", signedIn ? auth.getName() : null);
+        model.addAttribute(
+                "role",
+                Roles.has(auth, Roles.ROLE_ADMIN)
+                        ? Roles.ADMIN
+                        : Roles.has(auth, Roles.ROLE_OPERATOR) ? Roles.OPERATOR : Roles.VIEWER);
+        model.addAttribute("canOperate", Roles.has(auth, Roles.ROLE_OPERATOR));
+        model.addAttribute("canAdmin", Roles.has(auth, Roles.ROLE_ADMIN));
+        model.addAttribute("showPayloads", payloads.showPayloads(auth));
+    }
+
+    private static void requireAdminFor(BulkActions.Action action) {
+        if (action == BulkActions.Action.DELETE
+                && !Roles.has(SecurityContextHolder.getContext().getAuthentication(), Roles.ROLE_ADMIN)) {
+            throw new AccessDeniedException("Deleting tasks needs the admin role");
+        }
+    }
+
+    private void requirePayloadAccess(TaskSearch search) {
+        if (search.payloadPath() != null && !payloads.showPayloads()) {
+            throw new AccessDeniedException(
+                    "Searching payloads needs the operator role here (payloads are hidden from viewers)");
+        }
     }
 
     // --- overview and queues -----------------------------------------------------------------------
@@ -207,6 +254,7 @@ public class DashboardController {
             @RequestParam(required = false) String before,
             Model model) {
         TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
         Long cursor = null;
         if (before != null && !before.isBlank()) {
             if (!before.matches("[0-9]{1,18}")) {
@@ -237,7 +285,7 @@ public class DashboardController {
         List<Attempt> attempts = dbTasks.attempts(taskId);
         model.addAttribute("page", "tasks");
         model.addAttribute("task", task);
-        model.addAttribute("payload", prettyPayload(task.payload()));
+        model.addAttribute("payload", payloads.showPayloads() ? prettyPayload(task.payload()) : null);
         model.addAttribute("attempts", attempts);
         model.addAttribute("timeline", timeline(task, attempts));
         model.addAttribute("now", Instant.now());
@@ -299,6 +347,7 @@ public class DashboardController {
     public String act(@PathVariable String id, @PathVariable String action, RedirectAttributes flash) {
         long taskId = parseId(id);
         BulkActions.Action a = BulkActions.Action.of(action);
+        requireAdminFor(a);
         actions.apply(a, taskId);
         flash.addFlashAttribute(
                 "message",
@@ -342,6 +391,8 @@ public class DashboardController {
             @RequestParam(required = false) String value,
             Model model) {
         TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
+        requireAdminFor(BulkActions.Action.of(action));
         model.addAttribute("page", "tasks");
         model.addAttribute("action", BulkActions.Action.of(action));
         model.addAttribute("search", search);
@@ -364,6 +415,8 @@ public class DashboardController {
             @RequestParam(required = false) String value,
             Principal user) {
         TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
+        requireAdminFor(BulkActions.Action.of(action));
         BulkActions.Job job =
                 actions.start(BulkActions.Action.of(action), search, user == null ? "anonymous" : user.getName());
         return "redirect:/dashboard/bulk/" + job.id();
@@ -440,6 +493,12 @@ public class DashboardController {
     @ResponseStatus(HttpStatus.CONFLICT)
     public String conflict(IllegalTransitionException e, Model model) {
         return error(model, "Not allowed in this state", e.getMessage());
+    }
+
+    @ExceptionHandler(AccessDeniedException.class)
+    @ResponseStatus(HttpStatus.FORBIDDEN)
+    public String forbidden(AccessDeniedException e, Model model) {
+        return error(model, "Not allowed for your role", e.getMessage());
     }
 
     @ExceptionHandler(IllegalArgumentException.class)

@@ -31,12 +31,14 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * The dashboard in headless Chromium against the real server on in-memory H2: each page renders,
  * the filters find tasks, a failed task's attempt shows with its stack trace and can be retried, a
  * bulk cancel covers every matching task (not one page), a queue pauses and resumes. Screenshots of
- * each page are written (see {@link Browser#screenshotDir()}).
+ * each page are written (see {@link Browser#screenshotDir()}). Every test logs in through the form at
+ * {@code /login}; a viewer sees the actions disabled and the server refuses them.
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -46,6 +48,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "dbtasks.dashboard.counts-interval=500ms",
             "dbtasks.server.seed-demo-jobs=true"
         })
+@TestPropertySource(locations = "classpath:test-users.properties")
 class DashboardBrowserTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -85,6 +88,14 @@ class DashboardBrowserTest {
         return "http://localhost:" + port + path;
     }
 
+    private void logIn(String user, String password) {
+        driver.get(url("/login"));
+        driver.findElement(By.id("username")).sendKeys(user);
+        driver.findElement(By.id("password")).sendKeys(password);
+        driver.findElement(By.cssSelector("form button[type=submit]")).click();
+        waiting().until(d -> !d.getCurrentUrl().contains("/login"));
+    }
+
     private WebDriverWait waiting() {
         return new WebDriverWait(driver, WAIT, Duration.ofMillis(100));
     }
@@ -104,6 +115,10 @@ class DashboardBrowserTest {
     @Test
     void filterTasksOpenAFailedAttemptAndRetryIt() {
         long id = failedFlakyTask();
+        driver.get(url("/dashboard/tasks"));
+        assertThat(driver.getCurrentUrl()).endsWith("/login"); // nothing without logging in
+        Browser.screenshot(driver, "login");
+        logIn("operator", "operator-secret");
 
         driver.get(url("/dashboard/tasks"));
         new Select(driver.findElement(By.id("f-state"))).selectByValue("FAILED");
@@ -149,6 +164,7 @@ class DashboardBrowserTest {
                     .build());
         }
         dbTasks.enqueueAll(requests);
+        logIn("operator", "operator-secret");
         // One more elsewhere that must not be touched.
         long bystander = dbTasks.enqueue(TaskRequest.builder(DemoHandlers.FLAKY)
                         .payload(new FlakyPayload(0))
@@ -183,6 +199,7 @@ class DashboardBrowserTest {
 
     @Test
     void pauseAndResumeAQueue() throws Exception {
+        logIn("operator", "operator-secret");
         driver.get(url("/dashboard/queues"));
         driver.findElement(By.id("pause-default")).click();
         waiting()
@@ -215,6 +232,7 @@ class DashboardBrowserTest {
         dbTasks.locks().tryAcquire("report.nightly-" + run, Duration.ofMinutes(5));
         dbTasks.guards().runOnce("invoice-2026-11-" + run, Duration.ofMinutes(1), lease -> {});
         dbTasks.inbox().receive("payments", "msg-" + run, tx -> {});
+        logIn("admin", "admin-secret");
 
         driver.get(url("/"));
         waiting().until(d -> !d.findElement(By.id("count-SUCCEEDED")).getText().isEmpty());
@@ -254,6 +272,7 @@ class DashboardBrowserTest {
         // Phone width: the navigation collapses and the page still renders.
         driver.quit();
         driver = Browser.start(390, 844);
+        logIn("admin", "admin-secret");
         driver.get(url("/"));
         waiting()
                 .until(d -> d.findElements(By.cssSelector(".nav-burger")).size() == 1
@@ -261,5 +280,70 @@ class DashboardBrowserTest {
         Browser.screenshot(driver, "overview-phone");
         driver.get(url("/dashboard/tasks"));
         Browser.screenshot(driver, "tasks-phone");
+    }
+
+    @Test
+    void aViewerSeesActionsDisabledAndTheServerRefusesThem() {
+        long id = failedFlakyTask();
+        logIn("viewer", "viewer-secret");
+        assertThat(driver.findElement(By.id("current-user")).getText()).isEqualTo("viewer (viewer)");
+
+        driver.get(url("/dashboard/tasks/" + id));
+        assertThat(driver.findElement(By.id("action-retry")).isEnabled()).isFalse();
+        assertThat(driver.findElement(By.id("action-delete")).isEnabled()).isFalse();
+        Browser.screenshot(driver, "viewer-task-detail");
+        driver.get(url("/dashboard/tasks"));
+        assertThat(driver.findElements(By.id("bulk-form"))).isEmpty();
+        assertThat(driver.findElement(By.id("read-only-note")).getText()).contains("operator role");
+        driver.get(url("/dashboard/queues"));
+        assertThat(driver.findElement(By.id("pause-default")).isEnabled()).isFalse();
+
+        // The buttons are only a courtesy: the same POSTs from the viewer's session, with a valid
+        // CSRF token, are refused by the server, and nothing changes.
+        driver.get(url("/dashboard/tasks/" + id));
+        for (String path : List.of(
+                "/dashboard/tasks/" + id + "/retry",
+                "/dashboard/tasks/" + id + "/delete",
+                "/dashboard/queues/pause?queue=default",
+                "/dashboard/bulk?action=cancel&queue=default")) {
+            Object status = ((org.openqa.selenium.JavascriptExecutor) driver)
+                    .executeAsyncScript(
+                            "var done = arguments[arguments.length - 1];"
+                                    + "var h = document.querySelector('meta[name=csrf-header]').content;"
+                                    + "var t = document.querySelector('meta[name=csrf-token]').content;"
+                                    + "var headers = {}; headers[h] = t;"
+                                    + "fetch(arguments[0], {method: 'POST', headers: headers, redirect: 'manual'})"
+                                    + ".then(function (r) { done(r.status); });",
+                            url(path));
+            assertThat(((Number) status).intValue()).as(path).isEqualTo(403);
+        }
+        assertThat(dbTasks.find(id).orElseThrow().status()).isEqualTo(TaskStatus.FAILED);
+        assertThat(dbTasks.pausedQueues()).doesNotContain("default");
+    }
+
+    @Test
+    void anOperatorMayActButNotDeleteAndAPostWithoutCsrfTokenIsRefused() {
+        long id = failedFlakyTask();
+        logIn("operator", "operator-secret");
+        driver.get(url("/dashboard/tasks/" + id));
+        assertThat(driver.findElement(By.id("action-retry")).isEnabled()).isTrue();
+        assertThat(driver.findElement(By.id("action-delete")).isEnabled()).isFalse();
+        Object withoutToken = ((org.openqa.selenium.JavascriptExecutor) driver)
+                .executeAsyncScript(
+                        "var done = arguments[arguments.length - 1];"
+                                + "fetch(arguments[0], {method: 'POST', redirect: 'manual'}).then(function (r) { done(r.status); });",
+                        url("/dashboard/tasks/" + id + "/retry"));
+        assertThat(((Number) withoutToken).intValue()).isEqualTo(403);
+        Object delete = ((org.openqa.selenium.JavascriptExecutor) driver)
+                .executeAsyncScript(
+                        "var done = arguments[arguments.length - 1];"
+                                + "var h = document.querySelector('meta[name=csrf-header]').content;"
+                                + "var t = document.querySelector('meta[name=csrf-token]').content;"
+                                + "var headers = {}; headers[h] = t;"
+                                + "fetch(arguments[0], {method: 'POST', headers: headers, redirect: 'manual'})"
+                                + ".then(function (r) { done(r.status); });",
+                        url("/dashboard/bulk?action=delete&id=" + id));
+        assertThat(((Number) delete).intValue()).isEqualTo(403);
+        assertThat(dbTasks.find(id)).isPresent();
     }
 }
