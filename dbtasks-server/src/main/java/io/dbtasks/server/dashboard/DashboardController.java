@@ -158,8 +158,11 @@ public class DashboardController {
             boolean served) {}
 
     private List<QueueRow> queueRows(OverviewSnapshots.Snapshot s) {
-        Set<String> paused = dbTasks.pausedQueues();
-        List<WorkerInfo> alive = aliveWorkers();
+        OverviewSnapshots.Cluster cluster = snapshots.cluster();
+        Set<String> paused = cluster.paused();
+        List<WorkerInfo> alive = cluster.workers().stream()
+                .filter(w -> Duration.between(w.heartbeatAt(), cluster.readAt()).compareTo(lease) < 0)
+                .toList();
         Set<String> names = new TreeSet<>(s.byQueue().keySet());
         names.addAll(paused);
         alive.forEach(w -> names.addAll(w.queues().keySet()));
@@ -190,6 +193,7 @@ public class DashboardController {
     @PostMapping("/dashboard/queues/pause")
     public String pause(@RequestParam String queue, Principal user, RedirectAttributes flash) {
         boolean changed = dbTasks.pauseQueue(requireName(queue), user == null ? null : user.getName());
+        snapshots.refreshCluster();
         flash.addFlashAttribute(
                 "message", changed ? "Paused queue " + queue : "Queue " + queue + " was already paused");
         return "redirect:/dashboard/queues";
@@ -198,6 +202,7 @@ public class DashboardController {
     @PostMapping("/dashboard/queues/resume")
     public String resume(@RequestParam String queue, RedirectAttributes flash) {
         boolean changed = dbTasks.resumeQueue(requireName(queue));
+        snapshots.refreshCluster();
         flash.addFlashAttribute("message", changed ? "Resumed queue " + queue : "Queue " + queue + " was not paused");
         return "redirect:/dashboard/queues";
     }
@@ -228,13 +233,6 @@ public class DashboardController {
         model.addAttribute("lease", lease);
         model.addAttribute("now", now);
         return "dashboard/instances";
-    }
-
-    private List<WorkerInfo> aliveWorkers() {
-        Instant now = store.databaseNow();
-        return dbTasks.workers().stream()
-                .filter(w -> Duration.between(w.heartbeatAt(), now).compareTo(lease) < 0)
-                .toList();
     }
 
     // --- tasks ---------------------------------------------------------------------------------------

@@ -111,10 +111,11 @@ public class DashboardStore {
             return listScanningPayloads(search, before, size);
         }
         List<Object> args = new ArrayList<>();
+        String from = from(search, args);
         String where = where(search, before, args, true);
         args.add(size + 1);
         List<TaskRow> rows = searchJdbc.query(
-                "SELECT " + LIST_COLUMNS + " FROM dbtasks_task" + where + " ORDER BY id DESC " + limit(),
+                "SELECT " + LIST_COLUMNS + from + where + " ORDER BY id DESC " + limit(),
                 (rs, n) -> row(rs),
                 args.toArray());
         Long next = null;
@@ -196,6 +197,7 @@ public class DashboardStore {
         boolean inJava = search.payloadPath() != null && "h2".equals(dialect);
         Predicate<String> matches = inJava ? payloadMatcher(search) : p -> true;
         List<Object> args = new ArrayList<>();
+        String from = inJava ? " FROM dbtasks_task" : from(search, args);
         String where = where(search, before, args, !inJava);
         args.add(size);
         List<Long> ids = new ArrayList<>();
@@ -231,8 +233,9 @@ public class DashboardStore {
             return n;
         }
         List<Object> args = new ArrayList<>();
+        String from = from(search, args);
         String where = where(search, null, args, true);
-        Long n = searchJdbc.queryForObject("SELECT COUNT(*) FROM dbtasks_task" + where, Long.class, args.toArray());
+        Long n = searchJdbc.queryForObject("SELECT COUNT(*)" + from + where, Long.class, args.toArray());
         return n == null ? 0 : n;
     }
 
@@ -292,7 +295,7 @@ public class DashboardStore {
         if (s.payloadPath() != null && payloadInSql) {
             if ("postgresql".equals(dialect)) {
                 List<String> containment = containment(s);
-                if (!containment.isEmpty()) {
+                if (!containment.isEmpty() && !payloadIndexed()) { // else from() applied it
                     // Lets an optional GIN index on (payload::jsonb) serve the search (README); the
                     // exact path comparison below decides.
                     c.add("("
@@ -316,6 +319,53 @@ public class DashboardStore {
             args.add(s.payloadValue());
         }
         return c.isEmpty() ? "" : " WHERE " + String.join(" AND ", c);
+    }
+
+    /**
+     * The FROM clause. On PostgreSQL with a GIN index on the payload, a payload search first selects
+     * the containing rows through the index in a subquery kept apart from the outer {@code ORDER BY
+     * id DESC LIMIT} by {@code OFFSET 0} (the planner does not flatten it): otherwise the planner,
+     * expecting many matches, walks the primary key backwards and reads the whole table when the
+     * value is rare.
+     */
+    private String from(TaskSearch s, List<Object> args) {
+        if (s.payloadPath() == null || !"postgresql".equals(dialect) || !payloadIndexed()) {
+            return " FROM dbtasks_task";
+        }
+        List<String> containment = containment(s);
+        if (containment.isEmpty()) {
+            return " FROM dbtasks_task";
+        }
+        args.addAll(containment);
+        return " FROM (SELECT * FROM dbtasks_task WHERE "
+                + String.join(
+                        " OR ",
+                        containment.stream()
+                                .map(x -> "payload::jsonb @> ?::jsonb")
+                                .toList())
+                + " OFFSET 0) dbtasks_task";
+    }
+
+    private volatile long indexCheckedAt = Long.MIN_VALUE;
+    private volatile boolean payloadIndexed;
+
+    /** @return whether the task table has a GIN index (on PostgreSQL), checked at most once a minute */
+    boolean payloadIndexed() {
+        if (!"postgresql".equals(dialect)) {
+            return false;
+        }
+        long now = System.nanoTime();
+        if (indexCheckedAt == Long.MIN_VALUE || now - indexCheckedAt > 60_000_000_000L) {
+            Boolean found = jdbc.queryForObject(
+                    "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+                            + " JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am a ON a.oid = x.relam"
+                            + " WHERE t.relname = 'dbtasks_task' AND a.amname = 'gin'"
+                            + " AND t.relnamespace = to_regnamespace(current_schema())::oid)",
+                    Boolean.class);
+            payloadIndexed = Boolean.TRUE.equals(found);
+            indexCheckedAt = now;
+        }
+        return payloadIndexed;
     }
 
     /**

@@ -49,6 +49,8 @@ public class OverviewSnapshots implements DisposableBean {
     static final long MAX_ATTEMPTS_PER_REFRESH = 500_000;
 
     private final DashboardStore store;
+    private final io.dbtasks.DbTasks dbTasks;
+    private volatile Cluster cluster;
     private final Duration minInterval;
     private final ScheduledExecutorService timer;
     private final ConcurrentSkipListMap<Long, long[]> perMinute = new ConcurrentSkipListMap<>();
@@ -59,11 +61,15 @@ public class OverviewSnapshots implements DisposableBean {
 
     /**
      * @param store the queries
+     * @param dbTasks the engine, for paused queues and worker rows
      * @param minInterval the shortest interval between two counts, default 5 s
      */
     public OverviewSnapshots(
-            DashboardStore store, @Value("${dbtasks.dashboard.counts-interval:5s}") Duration minInterval) {
+            DashboardStore store,
+            io.dbtasks.DbTasks dbTasks,
+            @Value("${dbtasks.dashboard.counts-interval:5s}") Duration minInterval) {
         this.store = store;
+        this.dbTasks = dbTasks;
         this.minInterval = minInterval;
         this.countsInterval = minInterval;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -156,8 +162,34 @@ public class OverviewSnapshots implements DisposableBean {
         return new Series(t, ok, bad);
     }
 
+    /**
+     * Paused queues and worker rows, re-read on every tick (at most a second old), so the overview
+     * and queue pages need no query of their own.
+     *
+     * @param readAt the database time they were read
+     * @param paused the paused queues
+     * @param workers the recorded engines
+     */
+    public record Cluster(Instant readAt, java.util.Set<String> paused, List<io.dbtasks.WorkerInfo> workers) {}
+
+    /** @return the latest paused queues and worker rows, reading them now if none were read yet */
+    public Cluster cluster() {
+        Cluster c = cluster;
+        if (c == null) {
+            refreshCluster();
+            c = cluster;
+        }
+        return c;
+    }
+
+    /** Re-reads paused queues and workers now (after a pause or resume). */
+    public void refreshCluster() {
+        cluster = new Cluster(store.databaseNow(), dbTasks.pausedQueues(), dbTasks.workers());
+    }
+
     private void refreshQuietly() {
         try {
+            refreshCluster();
             if (System.nanoTime() - countsDueNanos >= 0 || snapshot == null) {
                 synchronized (this) {
                     refreshCounts();
