@@ -97,7 +97,11 @@ class DashboardBrowserTest {
     }
 
     private WebDriverWait waiting() {
-        return new WebDriverWait(driver, WAIT, Duration.ofMillis(100));
+        // Live regions are swapped by htmx every few seconds: an element found just before a swap is
+        // stale when read, so a wait looks again.
+        WebDriverWait wait = new WebDriverWait(driver, WAIT, Duration.ofMillis(100));
+        wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+        return wait;
     }
 
     private long failedFlakyTask() {
