@@ -321,6 +321,66 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Deletes a task that is not RUNNING, with its attempts.
+     *
+     * @param id the task
+     * @return the task as it was just before deletion
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is RUNNING (cancel it first)
+     * @throws DbTasksException if the database fails
+     */
+    public Task delete(long id) {
+        return engine.operations().delete(id);
+    }
+
+    /**
+     * Pauses a queue across the cluster: no engine claims its tasks until {@link #resumeQueue}.
+     * Enqueues still succeed, and tasks already claimed run to their end. Every engine re-reads the
+     * paused queues at most once per poll interval (at most 1 s), so other instances stop claiming
+     * within that time; this one at once. The pause is a row in {@code dbtasks_queue_pause} and
+     * survives restarts.
+     *
+     * @param queue the queue name
+     * @param pausedBy who paused it, for display; may be {@code null}
+     * @return {@code true} if it was running and is now paused, {@code false} if it was paused
+     *     already
+     * @throws DbTasksException if the database fails
+     */
+    public boolean pauseQueue(String queue, String pausedBy) {
+        return engine.queueControl().pause(Objects.requireNonNull(queue, "queue"), pausedBy);
+    }
+
+    /**
+     * Resumes a paused queue and wakes this engine's workers of it.
+     *
+     * @param queue the queue name
+     * @return {@code true} if it was paused
+     * @throws DbTasksException if the database fails
+     */
+    public boolean resumeQueue(String queue) {
+        return engine.queueControl().resume(Objects.requireNonNull(queue, "queue"));
+    }
+
+    /**
+     * @return the paused queues, read from the database now, sorted by name
+     * @throws DbTasksException if the database fails
+     */
+    public Set<String> pausedQueues() {
+        return engine.queueControl().paused();
+    }
+
+    /**
+     * The engines with workers that recorded themselves in the database: each writes its row at
+     * {@link #start()}, touches it every heartbeat interval and deletes it at a clean stop.
+     *
+     * @return the recorded engines by worker id, including crashed ones whose heartbeat is old
+     * @throws DbTasksException if the database fails
+     */
+    public List<WorkerInfo> workers() {
+        return engine.queueControl().workers();
+    }
+
+    /**
      * Named lease locks with fencing tokens in this engine's database ({@code dbtasks_lock}); usable
      * before {@link #start()} and on an engine without workers. Renewals of {@code withLock} stop when
      * the engine is stopped.

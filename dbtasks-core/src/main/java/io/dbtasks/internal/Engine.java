@@ -63,6 +63,7 @@ public final class Engine {
     private final ScheduleConfig scheduleConfig;
     private final SchedulePoller schedulePoller;
     private final JdbcSchedules schedules;
+    private final QueueControl queueControl;
     /**
      * Slots per claim loop: a queue with at least twice as many gets a second loop claiming in
      * parallel. Measured on PostgreSQL (100k no-op tasks, warm JVM, two runs each): loops of 16 slots
@@ -114,6 +115,8 @@ public final class Engine {
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
+        this.queueControl = new QueueControl(
+                jdbc, dialect, Math.min(1000, config.pollInterval().toMillis()), this::wake);
         this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig);
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
     }
@@ -239,6 +242,8 @@ public final class Engine {
             }
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            registerWorker();
+            scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
@@ -253,7 +258,7 @@ public final class Engine {
                 List<QueueWorker> list = new ArrayList<>(loops);
                 for (int i = 0; i < loops; i++) {
                     int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                    QueueWorker w = new QueueWorker(queue, slots, config, leases::claim, executor, running, wiring);
+                    QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
                     list.add(w);
                     w.start();
                 }
@@ -311,6 +316,11 @@ public final class Engine {
             if (config.executor() == null) {
                 executor.shutdownNow();
             }
+            try {
+                queueControl.unregisterWorker(config.workerId());
+            } catch (RuntimeException e) {
+                log.warn("Removing the worker row of {} failed; it ages out", config.workerId(), e);
+            }
             log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
             events.publish(
                     new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
@@ -335,6 +345,26 @@ public final class Engine {
 
     public int runningCount() {
         return running.size();
+    }
+
+    /** Claims for a queue unless it is paused (see {@link QueueControl}). */
+    private List<TaskRows.Claimed> claim(String queue, int limit) {
+        if (queueControl.isPaused(queue)) {
+            return List.of();
+        }
+        return leases.claim(queue, limit);
+    }
+
+    private void registerWorker() {
+        try {
+            queueControl.registerWorker(config.workerId(), config.queues());
+        } catch (RuntimeException e) {
+            log.warn(
+                    "Writing the worker row of {} failed; will retry in {}",
+                    config.workerId(),
+                    config.heartbeatInterval(),
+                    e);
+        }
     }
 
     private void wake(String queue) {
@@ -407,6 +437,11 @@ public final class Engine {
     /** @return the schedules API; see {@link io.dbtasks.schedule.Schedules} */
     public Schedules schedules() {
         return schedules;
+    }
+
+    /** @return the queue pause store */
+    public QueueControl queueControl() {
+        return queueControl;
     }
 
     /** @return events dropped because a listener's queue was full; see {@link Events} */

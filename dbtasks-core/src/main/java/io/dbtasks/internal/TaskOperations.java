@@ -5,6 +5,7 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
+import java.sql.PreparedStatement;
 import java.time.Instant;
 import java.util.function.Consumer;
 
@@ -70,6 +71,38 @@ public final class TaskOperations {
     public Task reschedule(long id, Instant runAt) {
         int n = update(reschedulePending, runAt, id);
         return after(n, id, "reschedule", "only PENDING tasks can be rescheduled; retry a finished one instead");
+    }
+
+    /**
+     * Deletes a task that is not RUNNING, with its attempts, in one transaction.
+     *
+     * @return the task as it was before deletion
+     */
+    public Task delete(long id) {
+        Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+        int n = jdbc.inTransaction("Delete task " + id, c -> {
+            int deleted;
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id = ? AND status <> ?")) {
+                ps.setLong(1, id);
+                ps.setString(2, TaskStatus.RUNNING.name());
+                deleted = ps.executeUpdate();
+            }
+            if (deleted > 0) {
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
+                    ps.setLong(1, id);
+                    ps.executeUpdate();
+                }
+            }
+            return deleted;
+        });
+        if (n == 0) {
+            Task now = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+            throw new IllegalTransitionException(
+                    "Cannot delete task " + id + " while it is " + now.status()
+                            + ": a RUNNING task holds a lease; cancel it and delete it when it has stopped",
+                    now.status());
+        }
+        return task;
     }
 
     public Task runNow(String key) {

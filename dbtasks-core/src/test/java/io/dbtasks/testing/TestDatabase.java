@@ -126,7 +126,10 @@ public enum TestDatabase {
                     "dbtasks_job_run",
                     "dbtasks_batch",
                     "dbtasks_batch_chunk",
-                    "dbtasks_schedule")) {
+                    "dbtasks_schedule",
+
+                    "dbtasks_queue_pause",
+                    "dbtasks_worker")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

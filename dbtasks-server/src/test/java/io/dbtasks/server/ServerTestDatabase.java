@@ -12,15 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The database a server test runs on: a sibling of {@link TestDatabase}'s, named {@value #NAME}, on
+ * The database a server test runs on: a sibling of {@link TestDatabase}'s, named {@code
+ * dbtasks_server_test} (or {@code -Ddbtasks.test.server.database=...}, for builds that share a server), on
  * the same server with the same credentials. The core tests empty {@code dbtasks_test} before each of
  * their tests, so a server test sharing it would lose its tasks whenever both run at once (two
- * builds on one machine). If the sibling cannot be created (no privilege), the shared database is
- * used. With {@code -Ddbtasks.test.server-sibling=false} the shared database itself is used (emptied
- * first), for machines where each build has a database of its own and must not touch others.
+ * builds on one machine). If the sibling cannot be created (no privilege), or
+ * {@code -Ddbtasks.test.server-sibling=false} says so, the shared database is used.
  */
 final class ServerTestDatabase {
-    static final String NAME = "dbtasks_server_test";
+    static final String NAME = System.getProperty("dbtasks.test.server.database", "dbtasks_server_test");
 
     private static final Logger log = LoggerFactory.getLogger(ServerTestDatabase.class);
 
@@ -37,9 +37,8 @@ final class ServerTestDatabase {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         String shared = db.url();
         if (!Boolean.parseBoolean(System.getProperty("dbtasks.test.server-sibling", "true"))) {
-            // Asked to stay in the one database given (several builds on one server, each with its own).
+            // Told to stay in the given database (a shared machine where each build has one database).
             db.clear();
-            clear(shared);
             return shared;
         }
         String sibling = siblingUrl(shared, NAME);

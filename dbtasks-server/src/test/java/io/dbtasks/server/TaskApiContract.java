@@ -9,12 +9,14 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.servlet.client.EntityExchangeResult;
 import org.springframework.test.web.servlet.client.RestTestClient;
 import tools.jackson.databind.JsonNode;
@@ -35,6 +37,7 @@ import tools.jackson.databind.json.JsonMapper;
             "dbtasks.default-retry.backoff=fixed",
             "dbtasks.default-retry.initial=100ms"
         })
+@TestPropertySource(locations = "classpath:test-users.properties")
 @AutoConfigureRestTestClient
 abstract class TaskApiContract {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -48,6 +51,13 @@ abstract class TaskApiContract {
 
     @Autowired
     SeedJobs seedJobs;
+
+    @BeforeEach
+    void authenticate() {
+        client = client.mutate()
+                .defaultHeaders(h -> h.setBasicAuth("admin", "admin-secret"))
+                .build();
+    }
 
     /** A suffix that keeps this test's keys and queues apart from every other test's and run's. */
     private final String run = UUID.randomUUID().toString().substring(0, 8);

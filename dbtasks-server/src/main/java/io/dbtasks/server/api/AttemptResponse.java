@@ -34,7 +34,7 @@ public record AttemptResponse(
         String errorMessage,
         String stackTrace) {
 
-    static AttemptResponse of(Attempt a) {
+    static AttemptResponse of(Attempt a, boolean showStackTrace) {
         return new AttemptResponse(
                 a.id(),
                 a.taskId(),
@@ -47,6 +47,6 @@ public record AttemptResponse(
                 a.outcome(),
                 a.errorClass(),
                 a.errorMessage(),
-                a.stackTrace());
+                showStackTrace ? a.stackTrace() : null);
     }
 }

@@ -10,6 +10,7 @@ import io.dbtasks.TaskKind;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.server.security.PayloadVisibility;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.List;
@@ -40,14 +41,17 @@ public class TaskController {
 
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
+    private final PayloadVisibility visibility;
 
     /**
      * @param dbTasks the engine
      * @param mapper the application's mapper, for payloads
+     * @param visibility whether the caller may see payloads and stack traces
      */
-    public TaskController(DbTasks dbTasks, JsonMapper mapper) {
+    public TaskController(DbTasks dbTasks, JsonMapper mapper, PayloadVisibility visibility) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
+        this.visibility = visibility;
     }
 
     /**
@@ -71,7 +75,7 @@ public class TaskController {
         JsonNode payload = body.payload() == null || body.payload().isNull() ? null : body.payload();
         validatePayload(body.kind(), payload);
         EnqueueResult result = dbTasks.enqueue(toRequest(body, payload));
-        TaskResponse task = TaskResponse.of(result.task(), mapper);
+        TaskResponse task = response(result.task());
         if (result.duplicate()) {
             return ResponseEntity.ok(task);
         }
@@ -133,7 +137,7 @@ public class TaskController {
      */
     @GetMapping("/tasks/{id}")
     public TaskResponse get(@PathVariable long id) {
-        return TaskResponse.of(find(id), mapper);
+        return response(find(id));
     }
 
     /**
@@ -143,10 +147,8 @@ public class TaskController {
      */
     @GetMapping("/tasks/by-key/{key}")
     public TaskResponse getByKey(@PathVariable String key) {
-        return TaskResponse.of(
-                dbTasks.findByKey(key)
-                        .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'")),
-                mapper);
+        return response(dbTasks.findByKey(key)
+                .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'")));
     }
 
     /**
@@ -174,8 +176,7 @@ public class TaskController {
         }
         TaskFilter filter = new TaskFilter(parseStatus(status), blankToNull(queue), blankToNull(kind));
         Page<Task> result = dbTasks.list(filter, page, size);
-        List<TaskResponse> items =
-                result.items().stream().map(t -> TaskResponse.of(t, mapper)).toList();
+        List<TaskResponse> items = result.items().stream().map(this::response).toList();
         return new PageResponse<>(items, result.page(), result.size(), result.total());
     }
 
@@ -187,7 +188,10 @@ public class TaskController {
     @GetMapping("/tasks/{id}/attempts")
     public List<AttemptResponse> attempts(@PathVariable long id) {
         find(id);
-        return dbTasks.attempts(id).stream().map(AttemptResponse::of).toList();
+        boolean show = visibility.showPayloads();
+        return dbTasks.attempts(id).stream()
+                .map(a -> AttemptResponse.of(a, show))
+                .toList();
     }
 
     /**
@@ -202,7 +206,7 @@ public class TaskController {
         if (additionalAttempts < 1) {
             throw new BadRequestException("'additionalAttempts' must be at least 1, got " + additionalAttempts);
         }
-        return TaskResponse.of(dbTasks.retry(id, additionalAttempts), mapper);
+        return response(dbTasks.retry(id, additionalAttempts));
     }
 
     /**
@@ -213,7 +217,7 @@ public class TaskController {
      */
     @PostMapping("/tasks/{id}/cancel")
     public TaskResponse cancel(@PathVariable long id) {
-        return TaskResponse.of(dbTasks.cancel(id), mapper);
+        return response(dbTasks.cancel(id));
     }
 
     /**
@@ -227,13 +231,17 @@ public class TaskController {
         if (key.isBlank()) {
             throw new BadRequestException("'key' must not be blank");
         }
-        return TaskResponse.of(dbTasks.runNow(key), mapper);
+        return response(dbTasks.runNow(key));
     }
 
     /** @return task counts by status and attempt counts by outcome, overall and per queue */
     @GetMapping("/stats")
     public StatsResponse stats() {
         return StatsResponse.of(dbTasks.stats());
+    }
+
+    private TaskResponse response(Task task) {
+        return TaskResponse.of(task, mapper, visibility.showPayloads());
     }
 
     private Task find(long id) {

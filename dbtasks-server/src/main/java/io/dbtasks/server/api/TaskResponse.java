@@ -58,9 +58,10 @@ public record TaskResponse(
     /**
      * @param task the task
      * @param mapper parses the stored payload text
+     * @param showPayload false to leave the payload out ({@code null}), for a viewer who may not see it
      * @return the response
      */
-    static TaskResponse of(Task task, JsonMapper mapper) {
+    static TaskResponse of(Task task, JsonMapper mapper, boolean showPayload) {
         return new TaskResponse(
                 task.id(),
                 task.kind(),
@@ -72,7 +73,7 @@ public record TaskResponse(
                 task.idempotencyKey(),
                 task.name(),
                 task.reference(),
-                task.payload() == null ? null : mapper.readTree(task.payload()),
+                task.payload() == null || !showPayload ? null : mapper.readTree(task.payload()),
                 task.runAt(),
                 task.createdAt(),
                 task.updatedAt(),

@@ -1,0 +1,525 @@
+package io.dbtasks.server.dashboard;
+
+import io.dbtasks.Attempt;
+import io.dbtasks.DbTasks;
+import io.dbtasks.IllegalTransitionException;
+import io.dbtasks.Task;
+import io.dbtasks.TaskNotFoundException;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.WorkerInfo;
+import io.dbtasks.server.security.PayloadVisibility;
+import io.dbtasks.server.security.Roles;
+import java.security.Principal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.http.HttpStatus;
+import org.springframework.security.access.AccessDeniedException;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.ResponseBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.servlet.mvc.support.RedirectAttributes;
+
+/**
+ * The dashboard: server-rendered pages at {@code /} and under {@code /dashboard}, live-refreshed by
+ * htmx (see {@code static/dashboard/dashboard.js}). Reads come from {@link DashboardStore} and
+ * {@link OverviewSnapshots}; every change goes through {@link DbTasks} ({@link BulkActions}).
+ * Actions are plain form POSTs answered by a redirect, so they work without JavaScript.
+ */
+@Controller
+public class DashboardController {
+    static final int PAGE_SIZE = 50;
+
+    private final DbTasks dbTasks;
+    private final DashboardStore store;
+    private final OverviewSnapshots snapshots;
+    private final BulkActions actions;
+    private final Duration lease;
+    private final PayloadVisibility payloads;
+
+    /**
+     * @param dbTasks the engine
+     * @param store the dashboard's queries
+     * @param snapshots the overview numbers
+     * @param actions single and bulk actions
+     * @param lease the engines' lease: a worker whose heartbeat is older is shown as not alive
+     * @param payloads whether the caller may see payloads and stack traces
+     */
+    public DashboardController(
+            DbTasks dbTasks,
+            DashboardStore store,
+            OverviewSnapshots snapshots,
+            BulkActions actions,
+            @Value("${dbtasks.lease:30s}") Duration lease,
+            PayloadVisibility payloads) {
+        this.payloads = payloads;
+        this.dbTasks = dbTasks;
+        this.store = store;
+        this.snapshots = snapshots;
+        this.actions = actions;
+        this.lease = lease;
+    }
+
+    // --- who is looking ---------------------------------------------------------------------------
+
+    /**
+     * What every page needs to know about the caller: the buttons of actions the role cannot do are
+     * disabled or left out. The server refuses those actions regardless: the path rules of {@code
+     * SecurityConfig} (writes need operator, deletes admin) and the checks below for what a path
+     * does not say (a bulk delete, a payload search).
+     */
+    @ModelAttribute
+    public void caller(Model model) {
+        Authentication auth = SecurityContextHolder.getContext().getAuthentication();
+        boolean signedIn = auth != null && auth.isAuthenticated() && Roles.has(auth, Roles.ROLE_VIEWER);
+        model.addAttribute("user", signedIn ? auth.getName() : null);
+        model.addAttribute(
+                "role",
+                Roles.has(auth, Roles.ROLE_ADMIN)
+                        ? Roles.ADMIN
+                        : Roles.has(auth, Roles.ROLE_OPERATOR) ? Roles.OPERATOR : Roles.VIEWER);
+        model.addAttribute("canOperate", Roles.has(auth, Roles.ROLE_OPERATOR));
+        model.addAttribute("canAdmin", Roles.has(auth, Roles.ROLE_ADMIN));
+        model.addAttribute("showPayloads", payloads.showPayloads(auth));
+    }
+
+    private static void requireAdminFor(BulkActions.Action action) {
+        if (action == BulkActions.Action.DELETE
+                && !Roles.has(SecurityContextHolder.getContext().getAuthentication(), Roles.ROLE_ADMIN)) {
+            throw new AccessDeniedException("Deleting tasks needs the admin role");
+        }
+    }
+
+    private void requirePayloadAccess(TaskSearch search) {
+        if (search.payloadPath() != null && !payloads.showPayloads()) {
+            throw new AccessDeniedException(
+                    "Searching payloads needs the operator role here (payloads are hidden from viewers)");
+        }
+    }
+
+    // --- overview and queues -----------------------------------------------------------------------
+
+    @GetMapping("/")
+    public String overview(Model model) {
+        OverviewSnapshots.Snapshot s = snapshots.snapshot();
+        model.addAttribute("page", "overview");
+        model.addAttribute("snapshot", s);
+        model.addAttribute("totals", s.totals());
+        model.addAttribute("states", TaskStatus.values());
+        model.addAttribute("queues", queueRows(s));
+        model.addAttribute("now", Instant.now());
+        return "dashboard/overview";
+    }
+
+    /** @return throughput and failures per minute over the last hour, for the chart */
+    @GetMapping(path = "/dashboard/series", produces = "application/json")
+    @ResponseBody
+    public OverviewSnapshots.Series series() {
+        return snapshots.series();
+    }
+
+    @GetMapping("/dashboard/queues")
+    public String queues(Model model) {
+        OverviewSnapshots.Snapshot s = snapshots.snapshot();
+        model.addAttribute("page", "queues");
+        model.addAttribute("snapshot", s);
+        model.addAttribute("queues", queueRows(s));
+        model.addAttribute("now", Instant.now());
+        return "dashboard/queues";
+    }
+
+    /** One queue on the overview and queue pages. */
+    public record QueueRow(
+            String name,
+            long pending,
+            long running,
+            long succeeded,
+            long failed,
+            long cancelled,
+            Duration lag,
+            boolean paused,
+            Map<String, Integer> concurrencyByWorker,
+            boolean served) {}
+
+    private List<QueueRow> queueRows(OverviewSnapshots.Snapshot s) {
+        OverviewSnapshots.Cluster cluster = snapshots.cluster();
+        Set<String> paused = cluster.paused();
+        List<WorkerInfo> alive = cluster.workers().stream()
+                .filter(w -> Duration.between(w.heartbeatAt(), cluster.readAt()).compareTo(lease) < 0)
+                .toList();
+        Set<String> names = new TreeSet<>(s.byQueue().keySet());
+        names.addAll(paused);
+        alive.forEach(w -> names.addAll(w.queues().keySet()));
+        List<QueueRow> rows = new ArrayList<>();
+        for (String q : names) {
+            Map<String, Integer> byWorker = new LinkedHashMap<>();
+            for (WorkerInfo w : alive) {
+                Integer n = w.queues().get(q);
+                if (n != null) {
+                    byWorker.put(w.workerId(), n);
+                }
+            }
+            rows.add(new QueueRow(
+                    q,
+                    s.count(q, TaskStatus.PENDING),
+                    s.count(q, TaskStatus.RUNNING),
+                    s.count(q, TaskStatus.SUCCEEDED),
+                    s.count(q, TaskStatus.FAILED),
+                    s.count(q, TaskStatus.CANCELLED),
+                    s.lag(q),
+                    paused.contains(q),
+                    byWorker,
+                    !byWorker.isEmpty()));
+        }
+        return rows;
+    }
+
+    @PostMapping("/dashboard/queues/pause")
+    public String pause(@RequestParam String queue, Principal user, RedirectAttributes flash) {
+        boolean changed = dbTasks.pauseQueue(requireName(queue), user == null ? null : user.getName());
+        snapshots.refreshCluster();
+        flash.addFlashAttribute(
+                "message", changed ? "Paused queue " + queue : "Queue " + queue + " was already paused");
+        return "redirect:/dashboard/queues";
+    }
+
+    @PostMapping("/dashboard/queues/resume")
+    public String resume(@RequestParam String queue, RedirectAttributes flash) {
+        boolean changed = dbTasks.resumeQueue(requireName(queue));
+        snapshots.refreshCluster();
+        flash.addFlashAttribute("message", changed ? "Resumed queue " + queue : "Queue " + queue + " was not paused");
+        return "redirect:/dashboard/queues";
+    }
+
+    private static String requireName(String queue) {
+        if (queue == null || queue.isBlank() || queue.length() > 200) {
+            throw new IllegalArgumentException("queue must be a queue name of 1 to 200 characters");
+        }
+        return queue;
+    }
+
+    // --- instances -----------------------------------------------------------------------------------
+
+    @GetMapping("/dashboard/instances")
+    public String instances(Model model) {
+        Instant now = store.databaseNow();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (WorkerInfo w : dbTasks.workers()) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("worker", w);
+            r.put("alive", Duration.between(w.heartbeatAt(), now).compareTo(lease) < 0);
+            r.put("heartbeatAge", Duration.between(w.heartbeatAt(), now));
+            r.put("self", w.workerId().equals(dbTasks.workerId()));
+            rows.add(r);
+        }
+        model.addAttribute("page", "instances");
+        model.addAttribute("instances", rows);
+        model.addAttribute("lease", lease);
+        model.addAttribute("now", now);
+        return "dashboard/instances";
+    }
+
+    // --- tasks ---------------------------------------------------------------------------------------
+
+    @GetMapping("/dashboard/tasks")
+    public String tasks(
+            @RequestParam(required = false) String state,
+            @RequestParam(required = false) String queue,
+            @RequestParam(required = false) String kind,
+            @RequestParam(required = false) String key,
+            @RequestParam(required = false) String reference,
+            @RequestParam(required = false) String from,
+            @RequestParam(required = false) String to,
+            @RequestParam(required = false) String id,
+            @RequestParam(required = false) String path,
+            @RequestParam(required = false) String value,
+            @RequestParam(required = false) String before,
+            Model model) {
+        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
+        Long cursor = null;
+        if (before != null && !before.isBlank()) {
+            if (!before.matches("[0-9]{1,18}")) {
+                throw new IllegalArgumentException("before must be a task id: digits only");
+            }
+            cursor = Long.parseLong(before);
+        }
+        long start = System.nanoTime();
+        DashboardStore.TaskPage page = store.list(search, cursor, PAGE_SIZE);
+        model.addAttribute(
+                "queryMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
+        model.addAttribute("page", "tasks");
+        model.addAttribute("search", search);
+        model.addAttribute("result", page);
+        model.addAttribute("cursor", cursor);
+        model.addAttribute("states", TaskStatus.values());
+        model.addAttribute("queueNames", snapshots.queues());
+        model.addAttribute("kinds", new TreeSet<>(dbTasks.kinds()));
+        model.addAttribute("actions", BulkActions.Action.values());
+        model.addAttribute("now", Instant.now());
+        return "dashboard/tasks";
+    }
+
+    @GetMapping("/dashboard/tasks/{id}")
+    public String task(@PathVariable String id, Model model) {
+        long taskId = parseId(id);
+        Task task = dbTasks.find(taskId).orElseThrow(() -> new TaskNotFoundException("No task has id " + taskId));
+        List<Attempt> attempts = dbTasks.attempts(taskId);
+        model.addAttribute("page", "tasks");
+        model.addAttribute("task", task);
+        model.addAttribute("payload", payloads.showPayloads() ? prettyPayload(task.payload()) : null);
+        model.addAttribute("attempts", attempts);
+        model.addAttribute("timeline", timeline(task, attempts));
+        model.addAttribute("now", Instant.now());
+        return "dashboard/task";
+    }
+
+    /** One line of a task's timeline. */
+    public record Event(Instant at, String what, String detail) {}
+
+    private static List<Event> timeline(Task t, List<Attempt> attempts) {
+        List<Event> events = new ArrayList<>();
+        events.add(new Event(t.createdAt(), "enqueued", "queue " + t.queue() + ", due " + t.runAt()));
+        for (Attempt a : attempts) {
+            events.add(new Event(
+                    a.startedAt(),
+                    "attempt " + a.attempt() + " started",
+                    "by " + a.worker() + ", fencing token " + a.fencingToken()));
+            events.add(new Event(
+                    a.finishedAt(),
+                    "attempt " + a.attempt() + " " + a.outcome(),
+                    a.errorMessage() == null ? "" : DashboardStore.abbreviate(a.errorMessage(), 200)));
+        }
+        if (t.status() == TaskStatus.RUNNING && t.startedAt() != null) {
+            events.add(new Event(
+                    t.startedAt(),
+                    "attempt " + t.attempt() + " running",
+                    "by " + t.leaseOwner() + ", fencing token " + t.fencingToken()));
+        }
+        if (t.status() == TaskStatus.PENDING && t.attempt() > 0) {
+            events.add(new Event(t.runAt(), "next attempt due", ""));
+        }
+        if ((t.status() == TaskStatus.CANCELLED || t.status() == TaskStatus.FAILED)
+                && t.finishedAt() != null
+                && attempts.stream().noneMatch(a -> a.finishedAt().equals(t.finishedAt()))) {
+            events.add(new Event(t.finishedAt(), t.status().name().toLowerCase(java.util.Locale.ROOT), ""));
+        }
+        events.removeIf(e -> e.at() == null);
+        events.sort(Comparator.comparing(Event::at));
+        return events;
+    }
+
+    private String prettyPayload(String json) {
+        if (json == null) {
+            return null;
+        }
+        try {
+            return tools.jackson.databind.json.JsonMapper.builder()
+                    .build()
+                    .writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(tools.jackson.databind.json.JsonMapper.builder()
+                            .build()
+                            .readTree(json));
+        } catch (RuntimeException e) {
+            return json;
+        }
+    }
+
+    @PostMapping("/dashboard/tasks/{id}/{action:retry|cancel|run-now|delete}")
+    public String act(@PathVariable String id, @PathVariable String action, RedirectAttributes flash) {
+        long taskId = parseId(id);
+        BulkActions.Action a = BulkActions.Action.of(action);
+        requireAdminFor(a);
+        actions.apply(a, taskId);
+        flash.addFlashAttribute(
+                "message",
+                switch (a) {
+                    case RETRY -> "Task " + taskId + " sent back to PENDING";
+                    case CANCEL -> "Task " + taskId + " cancelled (a RUNNING one stops at its next heartbeat)";
+                    case RUN_NOW -> "Task " + taskId + " is due now";
+                    case DELETE -> "Task " + taskId + " deleted";
+                });
+        return a == BulkActions.Action.DELETE ? "redirect:/dashboard/tasks" : "redirect:/dashboard/tasks/" + taskId;
+    }
+
+    @PostMapping("/dashboard/tasks/{id}/reschedule")
+    public String reschedule(@PathVariable String id, @RequestParam String runAt, RedirectAttributes flash) {
+        long taskId = parseId(id);
+        Instant at = TaskSearch.of(null, null, null, null, null, runAt, null, null, null, null)
+                .createdFrom();
+        if (at == null) {
+            throw new IllegalArgumentException("runAt is required: a time like 2026-01-02T03:04 (UTC)");
+        }
+        dbTasks.reschedule(taskId, at);
+        snapshots.refreshSoon();
+        flash.addFlashAttribute("message", "Task " + taskId + " rescheduled to " + at);
+        return "redirect:/dashboard/tasks/" + taskId;
+    }
+
+    // --- bulk ----------------------------------------------------------------------------------------
+
+    @PostMapping("/dashboard/bulk/preview")
+    public String bulkPreview(
+            @RequestParam String action,
+            @RequestParam(required = false) String state,
+            @RequestParam(required = false) String queue,
+            @RequestParam(required = false) String kind,
+            @RequestParam(required = false) String key,
+            @RequestParam(required = false) String reference,
+            @RequestParam(required = false) String from,
+            @RequestParam(required = false) String to,
+            @RequestParam(required = false) String id,
+            @RequestParam(required = false) String path,
+            @RequestParam(required = false) String value,
+            Model model) {
+        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
+        requireAdminFor(BulkActions.Action.of(action));
+        model.addAttribute("page", "tasks");
+        model.addAttribute("action", BulkActions.Action.of(action));
+        model.addAttribute("search", search);
+        model.addAttribute("matching", store.count(search));
+        return "dashboard/bulk-confirm";
+    }
+
+    @PostMapping("/dashboard/bulk")
+    public String bulk(
+            @RequestParam String action,
+            @RequestParam(required = false) String state,
+            @RequestParam(required = false) String queue,
+            @RequestParam(required = false) String kind,
+            @RequestParam(required = false) String key,
+            @RequestParam(required = false) String reference,
+            @RequestParam(required = false) String from,
+            @RequestParam(required = false) String to,
+            @RequestParam(required = false) String id,
+            @RequestParam(required = false) String path,
+            @RequestParam(required = false) String value,
+            Principal user) {
+        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+        requirePayloadAccess(search);
+        requireAdminFor(BulkActions.Action.of(action));
+        BulkActions.Job job =
+                actions.start(BulkActions.Action.of(action), search, user == null ? "anonymous" : user.getName());
+        return "redirect:/dashboard/bulk/" + job.id();
+    }
+
+    @GetMapping("/dashboard/bulk/{id}")
+    public String bulkJob(@PathVariable String id, Model model) {
+        long jobId = parseId(id);
+        model.addAttribute("page", "tasks");
+        model.addAttribute(
+                "job",
+                actions.job(jobId)
+                        .orElseThrow(() -> new TaskNotFoundException(
+                                "No bulk action " + jobId + " is remembered (the last " + BulkActions.KEEP + " are)")));
+        return "dashboard/bulk";
+    }
+
+    // --- locks, guards, inbox, placeholders -----------------------------------------------------------
+
+    @GetMapping("/dashboard/locks")
+    public String locks(Model model) {
+        return table(
+                model,
+                "locks",
+                "Lease locks",
+                store.locks(500),
+                "One row per lock name, kept after release so it holds the name's last fencing token.");
+    }
+
+    @GetMapping("/dashboard/guards")
+    public String guards(Model model) {
+        return table(
+                model, "guards", "Run-once guards", store.guards(500), "One row per guard key, newest change first.");
+    }
+
+    @GetMapping("/dashboard/inbox")
+    public String inbox(Model model) {
+        return table(model, "inbox", "Inbox", store.inbox(500), "Processed messages by consumer, newest first.");
+    }
+
+    private String table(Model model, String page, String title, List<Map<String, Object>> rows, String note) {
+        model.addAttribute("page", page);
+        model.addAttribute("title", title);
+        model.addAttribute("rows", rows);
+        model.addAttribute(
+                "columns", rows.isEmpty() ? List.of() : List.copyOf(rows.get(0).keySet()));
+        model.addAttribute("note", note + " Showing at most 500.");
+        return "dashboard/table";
+    }
+
+    @GetMapping("/dashboard/{area:schedules|definitions|batches}")
+    public String notAvailable(@PathVariable String area, Model model) {
+        model.addAttribute("page", area);
+        model.addAttribute("area", area);
+        return "dashboard/not-available";
+    }
+
+    // --- errors --------------------------------------------------------------------------------------
+
+    private static long parseId(String id) {
+        if (id == null || !id.matches("[0-9]{1,18}")) {
+            throw new IllegalArgumentException("id must be digits only");
+        }
+        return Long.parseLong(id);
+    }
+
+    @ExceptionHandler(TaskNotFoundException.class)
+    @ResponseStatus(HttpStatus.NOT_FOUND)
+    public String notFound(TaskNotFoundException e, Model model) {
+        return error(model, "Not found", e.getMessage());
+    }
+
+    @ExceptionHandler(IllegalTransitionException.class)
+    @ResponseStatus(HttpStatus.CONFLICT)
+    public String conflict(IllegalTransitionException e, Model model) {
+        return error(model, "Not allowed in this state", e.getMessage());
+    }
+
+    @ExceptionHandler(AccessDeniedException.class)
+    @ResponseStatus(HttpStatus.FORBIDDEN)
+    public String forbidden(AccessDeniedException e, Model model) {
+        return error(model, "Not allowed for your role", e.getMessage());
+    }
+
+    @ExceptionHandler(IllegalArgumentException.class)
+    @ResponseStatus(HttpStatus.BAD_REQUEST)
+    public String badRequest(IllegalArgumentException e, Model model) {
+        return error(model, "Bad request", e.getMessage());
+    }
+
+    @ExceptionHandler(org.springframework.dao.QueryTimeoutException.class)
+    @ResponseStatus(HttpStatus.SERVICE_UNAVAILABLE)
+    public String searchTooSlow(Model model) {
+        return error(
+                model,
+                "Search took too long",
+                "The search ran longer than dbtasks.dashboard.search-timeout and was stopped. Narrow it by state,"
+                        + " queue, reference, key or a time range; for payload searches on a large PostgreSQL table"
+                        + " add the optional payload index described in the README.");
+    }
+
+    private static String error(Model model, String title, String message) {
+        model.addAttribute("page", "");
+        model.addAttribute("title", title);
+        model.addAttribute("message", message);
+        return "dashboard/error";
+    }
+}

@@ -1,0 +1,182 @@
+package io.dbtasks.server.security;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.MediaType;
+import org.springframework.security.config.annotation.method.configuration.EnableMethodSecurity;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.annotation.web.configurers.AuthorizeHttpRequestsConfigurer;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.crypto.factory.PasswordEncoderFactories;
+import org.springframework.security.crypto.password.PasswordEncoder;
+import org.springframework.security.web.AuthenticationEntryPoint;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.www.BasicAuthenticationFilter;
+import org.springframework.security.web.header.writers.ReferrerPolicyHeaderWriter.ReferrerPolicy;
+import org.springframework.security.web.header.writers.StaticHeadersWriter;
+import org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher;
+import org.springframework.security.web.util.matcher.RegexRequestMatcher;
+
+/**
+ * Who may do what. Two filter chains:
+ *
+ * <ul>
+ *   <li>{@code /api/**}: stateless, HTTP basic or {@code Authorization: Bearer}, no CSRF (no cookies
+ *       are used), refusals as problem+json;
+ *   <li>everything else (the dashboard, Swagger UI, {@code /v3/api-docs}, actuator): a session with
+ *       form login at {@code /login}, CSRF on, HTTP basic accepted too (for curl on the API docs).
+ * </ul>
+ *
+ * <p>Rules are by path and method, so a new endpoint is covered without being listed: reads
+ * ({@code GET}, {@code HEAD}) need viewer; writes need operator; writes under {@code /api/jobs},
+ * {@code /api/schedules} (and {@code /jobs}, {@code /schedules} of the dashboard), every
+ * {@code DELETE}, and a {@code POST} to a path ending in {@code /delete} need admin. Only the login
+ * page, {@code /actuator/health} and static assets ({@code /css}, {@code /js}, {@code /webjars},
+ * {@code /images}, {@code /favicon.ico}) are anonymous. Method security ({@code @PreAuthorize}) is
+ * on for finer rules. Security headers: a Content-Security-Policy without inline scripts,
+ * {@code X-Frame-Options: DENY}, {@code nosniff}, a same-origin referrer policy and a restrictive
+ * Permissions-Policy.
+ */
+@Configuration
+@EnableMethodSecurity
+@EnableConfigurationProperties(ServerSecurityProperties.class)
+public class SecurityConfig {
+    /** The Content-Security-Policy of every response: scripts only from this server, never inline. */
+    public static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+            + "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+            + "base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+    private static final String[] ADMIN_WRITES = {
+        "/api/jobs",
+        "/api/jobs/**",
+        "/api/schedules",
+        "/api/schedules/**",
+        "/jobs",
+        "/jobs/**",
+        "/schedules",
+        "/schedules/**"
+    };
+    private static final String[] ANONYMOUS = {
+        "/actuator/health", "/actuator/health/**", "/css/**", "/js/**", "/webjars/**", "/images/**", "/favicon.ico"
+    };
+
+    /** @return the encoder of configured passwords: {@code {bcrypt}}, {@code {noop}} and the other Spring ids */
+    @Bean
+    public PasswordEncoder passwordEncoder() {
+        return PasswordEncoderFactories.createDelegatingPasswordEncoder();
+    }
+
+    /**
+     * @param users the server's users
+     * @return them for form login and HTTP basic
+     */
+    @Bean
+    public UserDetailsService userDetailsService(ServerUsers users) {
+        return users.userDetailsService();
+    }
+
+    /**
+     * The API chain.
+     *
+     * @param http the builder
+     * @param users for bearer tokens
+     * @param problems 401 and 403 as problem+json
+     * @return the chain of {@code /api/**}
+     * @throws Exception if Spring Security cannot build it
+     */
+    @Bean
+    @Order(1)
+    public SecurityFilterChain apiChain(HttpSecurity http, ServerUsers users, ProblemResponses problems)
+            throws Exception {
+        http.securityMatcher("/api/**")
+                .authorizeHttpRequests(SecurityConfig::roleRules)
+                .httpBasic(b -> b.authenticationEntryPoint(problems))
+                .addFilterBefore(new BearerTokenFilter(users, problems), BasicAuthenticationFilter.class)
+                .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+                .csrf(c -> c.disable())
+                .requestCache(r -> r.disable())
+                .exceptionHandling(e -> e.authenticationEntryPoint(problems).accessDeniedHandler(problems))
+                .headers(SecurityConfig::headers);
+        return http.build();
+    }
+
+    /**
+     * The browser chain: dashboard pages, login, Swagger UI, API docs and actuator.
+     *
+     * @param http the builder
+     * @param users for bearer tokens
+     * @param problems 401 (for non-browser clients) and 403 as problem+json
+     * @return the chain of every path outside {@code /api}
+     * @throws Exception if Spring Security cannot build it
+     */
+    @Bean
+    @Order(2)
+    public SecurityFilterChain browserChain(HttpSecurity http, ServerUsers users, ProblemResponses problems)
+            throws Exception {
+        AuthenticationEntryPoint entryPoint = (request, response, e) -> {
+            if (wantsHtml(request)) {
+                response.sendRedirect(request.getContextPath() + "/login");
+            } else {
+                problems.commence(request, response, e);
+            }
+        };
+        http.authorizeHttpRequests(a -> {
+                    a.dispatcherTypeMatchers(DispatcherType.ERROR).permitAll();
+                    a.requestMatchers(ANONYMOUS).permitAll();
+                    a.requestMatchers("/actuator", "/actuator/**").hasRole("ADMIN");
+                    roleRules(a);
+                })
+                .formLogin(f -> f.loginPage("/login").permitAll())
+                .logout(l -> l.permitAll())
+                .httpBasic(b -> b.authenticationEntryPoint(problems))
+                .addFilterBefore(new BearerTokenFilter(users, problems), BasicAuthenticationFilter.class)
+                .exceptionHandling(e -> e.authenticationEntryPoint(entryPoint).accessDeniedHandler(problems))
+                .headers(SecurityConfig::headers);
+        return http.build();
+    }
+
+    private static void roleRules(
+            AuthorizeHttpRequestsConfigurer<HttpSecurity>.AuthorizationManagerRequestMatcherRegistry a) {
+        a.requestMatchers(HttpMethod.GET).hasRole("VIEWER");
+        a.requestMatchers(HttpMethod.HEAD).hasRole("VIEWER");
+        for (HttpMethod write : new HttpMethod[] {HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH}) {
+            for (String path : ADMIN_WRITES) {
+                a.requestMatchers(PathPatternRequestMatcher.withDefaults().matcher(write, path))
+                        .hasRole("ADMIN");
+            }
+        }
+        a.requestMatchers(HttpMethod.DELETE).hasRole("ADMIN");
+        a.requestMatchers(RegexRequestMatcher.regexMatcher(HttpMethod.POST, "^[^?]*/delete(\\?.*)?$"))
+                .hasRole("ADMIN");
+        a.anyRequest().hasRole("OPERATOR");
+    }
+
+    private static void headers(
+            org.springframework.security.config.annotation.web.configurers.HeadersConfigurer<HttpSecurity> h) {
+        h.contentSecurityPolicy(c -> c.policyDirectives(CSP))
+                .frameOptions(f -> f.deny())
+                .referrerPolicy(r -> r.policy(ReferrerPolicy.SAME_ORIGIN))
+                .addHeaderWriter(new StaticHeadersWriter(
+                        "Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()"));
+    }
+
+    private static boolean wantsHtml(HttpServletRequest request) {
+        String accept = request.getHeader(HttpHeaders.ACCEPT);
+        if (accept == null) {
+            return false;
+        }
+        try {
+            return MediaType.parseMediaTypes(accept).stream()
+                    .anyMatch(m -> !m.isWildcardType() && m.isCompatibleWith(MediaType.TEXT_HTML));
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+}
