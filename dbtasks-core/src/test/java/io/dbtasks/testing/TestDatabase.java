@@ -127,7 +127,6 @@ public enum TestDatabase {
                     "dbtasks_batch",
                     "dbtasks_batch_chunk",
                     "dbtasks_schedule",
-
                     "dbtasks_queue_pause",
                     "dbtasks_worker")) {
                 try {
