@@ -97,7 +97,7 @@ record BenchConfig(
                 slowListener,
                 200,
                 "*/5 * * * * *",
-                2,
+                1,
                 scheduleEngines,
                 scheduleBatch);
     }

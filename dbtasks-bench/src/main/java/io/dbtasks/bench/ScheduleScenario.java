@@ -62,7 +62,7 @@ final class ScheduleScenario implements Scenario {
             // Every schedule's first slot is the same, far enough ahead for the creation to finish.
             Instant now = dbNow(run);
             Instant first =
-                    trigger.nextSlot(now.plusSeconds(15).plusMillis(3L * n)).orElseThrow();
+                    trigger.nextSlot(now.plusMillis(Math.max(3_000L, 5L * n))).orElseThrow();
             long createStart = System.nanoTime();
             create(engines.get(0), n, trigger, first);
             Log.line(String.format(
