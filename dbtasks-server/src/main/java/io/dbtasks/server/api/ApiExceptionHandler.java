@@ -8,6 +8,7 @@ import io.dbtasks.UnknownKindException;
 import io.dbtasks.server.web.Problems;
 import io.dbtasks.server.web.RequestValidationFilter;
 import io.dbtasks.server.web.ServerLimits;
+import java.beans.PropertyEditorSupport;
 import java.time.DateTimeException;
 import java.util.Arrays;
 import org.slf4j.Logger;
@@ -25,7 +26,9 @@ import org.springframework.security.access.AccessDeniedException;
 import org.springframework.security.core.AuthenticationException;
 import org.springframework.security.web.firewall.RequestRejectedException;
 import org.springframework.web.ErrorResponse;
+import org.springframework.web.bind.WebDataBinder;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.InitBinder;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.ServletWebRequest;
 import org.springframework.web.context.request.WebRequest;
@@ -48,6 +51,53 @@ import tools.jackson.databind.exc.UnrecognizedPropertyException;
 @RestControllerAdvice
 public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+    /**
+     * Integers in paths and query strings are plain ASCII decimals: {@code 0x10}, {@code #10},
+     * {@code +1}, {@code 1.5} and other scripts' digits are refused (400), where Spring's own
+     * conversion would read several of them.
+     *
+     * @param binder the request's binder
+     */
+    @InitBinder
+    void strictIntegers(WebDataBinder binder) {
+        binder.registerCustomEditor(long.class, new StrictIntegerEditor(Long.MIN_VALUE, Long.MAX_VALUE, false));
+        binder.registerCustomEditor(Long.class, new StrictIntegerEditor(Long.MIN_VALUE, Long.MAX_VALUE, true));
+        binder.registerCustomEditor(int.class, new StrictIntegerEditor(Integer.MIN_VALUE, Integer.MAX_VALUE, false));
+        binder.registerCustomEditor(Integer.class, new StrictIntegerEditor(Integer.MIN_VALUE, Integer.MAX_VALUE, true));
+    }
+
+    private static final class StrictIntegerEditor extends PropertyEditorSupport {
+        private static final java.util.regex.Pattern DIGITS = java.util.regex.Pattern.compile("-?[0-9]{1,19}");
+        private final long min;
+        private final long max;
+        private final boolean boxed;
+
+        StrictIntegerEditor(long min, long max, boolean boxed) {
+            this.min = min;
+            this.max = max;
+            this.boxed = boxed;
+        }
+
+        @Override
+        public void setAsText(String text) {
+            if (text == null || text.isEmpty()) {
+                if (boxed) {
+                    setValue(null);
+                    return;
+                }
+                throw new IllegalArgumentException("empty");
+            }
+            if (!DIGITS.matcher(text).matches()) {
+                throw new IllegalArgumentException("not a plain decimal integer");
+            }
+            long v = Long.parseLong(text);
+            if (v < min || v > max) {
+                throw new IllegalArgumentException("out of range");
+            }
+            setValue(max == Long.MAX_VALUE ? (Object) v : (Object) (int) v);
+        }
+    }
 
     @ExceptionHandler({BadRequestException.class, UnknownKindException.class, InvalidPayloadException.class})
     ResponseEntity<Object> badRequest(RuntimeException e, WebRequest request) {

@@ -15,6 +15,7 @@ import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.server.web.Problems;
 import io.dbtasks.server.web.ServerLimits;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -92,6 +93,10 @@ public class TaskController {
             summary = "Enqueue a task",
             description =
                     "Checks the kind and that the payload reads as its type. 201 with Location (relative); 200 with the existing task when idempotencyKey is taken by the same kind and payload; 422 when taken by another, unless returnExisting=true. A Warning header says when no live instance serves the queue.")
+    @ApiResponse(responseCode = "201", description = "Enqueued; Location is the task's path")
+    @ApiResponse(
+            responseCode = "200",
+            description = "The body's idempotencyKey is taken by a task of the same kind and payload: that task")
     @PostMapping(path = "/tasks", consumes = "application/json")
     public ResponseEntity<TaskResponse> create(
             @RequestBody CreateTaskRequest body,
@@ -263,9 +268,16 @@ public class TaskController {
         if (size < 1 || size > MAX_PAGE_SIZE) {
             throw new BadRequestException("'size' must be 1 to " + MAX_PAGE_SIZE + ", got " + size);
         }
+        if (include != null && !include.isEmpty() && !include.equals("payload")) {
+            throw new BadRequestException("'include' may only be 'payload', got '" + Problems.quote(include) + "'");
+        }
+        int payloadLimit = "payload".equals(include) ? Integer.MAX_VALUE : limits.getListPayloadLimit();
         TaskFilter filter = new TaskFilter(parseStatus(status), blankToNull(queue), blankToNull(kind));
         Page<Task> result = dbTasks.list(filter, page, size);
-        List<TaskResponse> items = result.items().stream().map(this::response).toList();
+        boolean show = visibility.showPayloads();
+        List<TaskResponse> items = result.items().stream()
+                .map(t -> TaskResponse.of(t, mapper, show, payloadLimit))
+                .toList();
         return new PageResponse<>(items, result.page(), result.size(), result.total());
     }
 
