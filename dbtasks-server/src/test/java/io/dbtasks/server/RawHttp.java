@@ -21,6 +21,12 @@ import java.util.Map;
  */
 final class RawHttp {
     private final int port;
+    private int timeoutMillis = 60_000;
+
+    RawHttp timeout(int millis) {
+        this.timeoutMillis = millis;
+        return this;
+    }
 
     RawHttp(int port) {
         this.port = port;
@@ -52,7 +58,7 @@ final class RawHttp {
     Response send(String method, String target, Map<String, String> headers, byte[] body) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
-            socket.setSoTimeout(60_000);
+            socket.setSoTimeout(timeoutMillis);
             ByteArrayOutputStream req = new ByteArrayOutputStream();
             req.write((method + " ").getBytes(StandardCharsets.ISO_8859_1));
             req.write(target.getBytes(StandardCharsets.UTF_8));

@@ -12,9 +12,13 @@ import tools.jackson.databind.JsonNode;
  * @param priority higher runs first among due tasks of a queue; {@code null} for 0
  * @param runAt when it becomes due (ISO-8601 instant), or {@code null} for now
  * @param maxAttempts attempts allowed, at least 1, or {@code null} for the engine default
- * @param idempotencyKey a unique key: posting it again returns the existing task; or {@code null}
+ * @param idempotencyKey the task's unique key: posting the same kind and payload with it again returns
+ *     the existing task (200); a different kind or payload is refused (422) unless
+ *     {@code returnExisting} is true; or {@code null}
  * @param name a display name, or {@code null}
  * @param reference a business reference, or {@code null}
+ * @param returnExisting true to get the existing task (200) when {@code idempotencyKey} is taken by a
+ *     task of another kind or payload, instead of 422; {@code null} for false
  */
 public record CreateTaskRequest(
         String kind,
@@ -25,4 +29,5 @@ public record CreateTaskRequest(
         Integer maxAttempts,
         String idempotencyKey,
         String name,
-        String reference) {}
+        String reference,
+        Boolean returnExisting) {}

@@ -10,12 +10,24 @@ import io.dbtasks.TaskKind;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.server.instance.LiveInstances;
 import io.dbtasks.server.security.PayloadVisibility;
+import io.dbtasks.server.web.Problems;
+import io.dbtasks.server.web.ServerLimits;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.TreeSet;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -24,7 +36,6 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,6 +46,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @RestController
 @RequestMapping("/api")
+@Tag(name = "Tasks", description = "Enqueue, inspect and act on tasks")
 public class TaskController {
     /** The largest page size {@code GET /api/tasks} accepts. */
     static final int MAX_PAGE_SIZE = 1000;
@@ -42,16 +54,27 @@ public class TaskController {
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
     private final PayloadVisibility visibility;
+    private final ServerLimits limits;
+    private final LiveInstances instances;
 
     /**
      * @param dbTasks the engine
      * @param mapper the application's mapper, for payloads
      * @param visibility whether the caller may see payloads and stack traces
+     * @param limits payload size limits
+     * @param instances the live instances and the queues they serve
      */
-    public TaskController(DbTasks dbTasks, JsonMapper mapper, PayloadVisibility visibility) {
+    public TaskController(
+            DbTasks dbTasks,
+            JsonMapper mapper,
+            PayloadVisibility visibility,
+            ServerLimits limits,
+            LiveInstances instances) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
         this.visibility = visibility;
+        this.limits = limits;
+        this.instances = instances;
     }
 
     /**
@@ -59,31 +82,90 @@ public class TaskController {
      * payload type.
      *
      * @param body the task
-     * @return 201 with the new task and its Location, or 200 with the existing task when the
-     *     idempotency key is already taken
+     * @param returnExisting true to get the existing task when the body's idempotency key is taken by
+     *     a task of another kind or payload (else 422); the body's {@code returnExisting} does the same
+     * @param request the request, for the relative Location
+     * @return 201 with the new task and its relative Location; 200 with the existing task when the
+     *     idempotency key is taken by a task of the same kind and payload. A {@code Warning} header
+     *     says when no live instance serves the task's queue
      */
+    @Operation(
+            summary = "Enqueue a task",
+            description =
+                    "Checks the kind and that the payload reads as its type. 201 with Location (relative); 200 with the existing task when idempotencyKey is taken by the same kind and payload; 422 when taken by another, unless returnExisting=true. A Warning header says when no live instance serves the queue.")
+    @ApiResponse(responseCode = "201", description = "Enqueued; Location is the task's path")
+    @ApiResponse(
+            responseCode = "200",
+            description = "The body's idempotencyKey is taken by a task of the same kind and payload: that task")
     @PostMapping(path = "/tasks", consumes = "application/json")
-    public ResponseEntity<TaskResponse> create(@RequestBody CreateTaskRequest body) {
+    public ResponseEntity<TaskResponse> create(
+            @RequestBody CreateTaskRequest body,
+            @RequestParam(required = false) Boolean returnExisting,
+            HttpServletRequest request) {
         if (body.kind() == null || body.kind().isBlank()) {
             throw new BadRequestException(
                     "'kind' is required: the name of a registered task kind, one of " + new TreeSet<>(dbTasks.kinds()));
         }
         if (!dbTasks.kinds().contains(body.kind())) {
-            throw new BadRequestException(
-                    "Unknown task kind '" + body.kind() + "'; this server handles " + new TreeSet<>(dbTasks.kinds()));
+            throw new BadRequestException("Unknown task kind '" + Problems.quote(body.kind())
+                    + "'; this server handles " + new TreeSet<>(dbTasks.kinds()));
         }
+        TextChecks.check("queue", body.queue());
+        TextChecks.check("idempotencyKey", body.idempotencyKey());
+        TextChecks.check("name", body.name());
+        TextChecks.check("reference", body.reference());
+        TextChecks.check("payload", body.payload());
+        checkRunAt("runAt", body.runAt());
         JsonNode payload = body.payload() == null || body.payload().isNull() ? null : body.payload();
+        String payloadJson = payload == null ? null : mapper.writeValueAsString(payload);
+        long maxPayload = limits.getMaxPayloadSize().toBytes();
+        if (payloadJson != null && payloadJson.getBytes(StandardCharsets.UTF_8).length > maxPayload) {
+            throw new PayloadTooLargeException("'payload' is larger than the limit of " + maxPayload
+                    + " bytes of JSON (dbtasks.server.max-payload-size)");
+        }
         validatePayload(body.kind(), payload);
         EnqueueResult result = dbTasks.enqueue(toRequest(body, payload));
         TaskResponse task = response(result.task());
-        if (result.duplicate()) {
-            return ResponseEntity.ok(task);
+        HttpHeaders headers = new HttpHeaders();
+        if (!instances.isServed(result.task().queue())) {
+            headers.add(
+                    HttpHeaders.WARNING,
+                    "299 dbtasks \"No live instance serves queue '"
+                            + quoteHeader(result.task().queue()) + "'; the task stays PENDING until one does\"");
         }
-        URI location = ServletUriComponentsBuilder.fromCurrentRequestUri()
-                .path("/{id}")
-                .buildAndExpand(task.id())
-                .toUri();
-        return ResponseEntity.created(location).body(task);
+        if (result.duplicate()) {
+            boolean sameTask = result.task().kind().equals(body.kind())
+                    && Objects.equals(
+                            result.task().payload() == null
+                                    ? null
+                                    : mapper.readTree(result.task().payload()),
+                            payload);
+            if (!sameTask && !Boolean.TRUE.equals(returnExisting) && !Boolean.TRUE.equals(body.returnExisting())) {
+                throw new IdempotencyKeyReusedException("'idempotencyKey' " + Problems.quote(body.idempotencyKey())
+                        + " belongs to task " + result.task().id() + " of kind '"
+                        + result.task().kind()
+                        + "' with another kind or payload; use a new key, or send returnExisting=true to get that"
+                        + " task");
+            }
+            return ResponseEntity.ok().headers(headers).body(task);
+        }
+        headers.setLocation(URI.create(request.getContextPath() + "/api/tasks/" + task.id()));
+        return ResponseEntity.status(HttpStatus.CREATED).headers(headers).body(task);
+    }
+
+    private static String quoteHeader(String s) {
+        StringBuilder sb = new StringBuilder();
+        for (char c : Problems.quote(s).toCharArray()) {
+            sb.append(c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? c : '?');
+        }
+        return sb.toString();
+    }
+
+    static void checkRunAt(String field, Instant runAt) {
+        if (runAt != null && (runAt.isBefore(ServerLimits.MIN_RUN_AT) || runAt.isAfter(ServerLimits.MAX_RUN_AT))) {
+            throw new BadRequestException("'" + field + "' must be between " + ServerLimits.MIN_RUN_AT + " and "
+                    + ServerLimits.MAX_RUN_AT + ", got " + Problems.quote(runAt));
+        }
     }
 
     /** Reads the payload as the kind's type, as a worker will, so a task that cannot run is refused now. */
@@ -135,6 +217,9 @@ public class TaskController {
      * @return the task
      * @throws TaskNotFoundException (404) if there is none
      */
+    @Operation(
+            summary = "Get a task",
+            description = "Payload hidden (null, payloadOmitted) from viewers when configured.")
     @GetMapping("/tasks/{id}")
     public TaskResponse get(@PathVariable long id) {
         return response(find(id));
@@ -145,10 +230,12 @@ public class TaskController {
      * @return the task enqueued with it
      * @throws TaskNotFoundException (404) if there is none
      */
+    @Operation(summary = "Get the task with an idempotency key")
     @GetMapping("/tasks/by-key/{key}")
     public TaskResponse getByKey(@PathVariable String key) {
         return response(dbTasks.findByKey(key)
-                .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'")));
+                .orElseThrow(
+                        () -> new TaskNotFoundException("No task has idempotency key '" + Problems.quote(key) + "'")));
     }
 
     /**
@@ -159,24 +246,38 @@ public class TaskController {
      * @param kind only this kind, or all
      * @param page the zero-based page, default 0
      * @param size rows per page, 1 to {@value #MAX_PAGE_SIZE}, default 20
+     * @param include {@code payload} for every payload in full; without it, payloads longer than
+     *     {@code dbtasks.server.list-payload-limit} characters are left out ({@code payloadOmitted})
      * @return the page and the total count
      */
+    @Operation(
+            summary = "List tasks, newest first",
+            description =
+                    "Payloads longer than dbtasks.server.list-payload-limit are left out (payloadOmitted) unless include=payload.")
     @GetMapping("/tasks")
     public PageResponse<TaskResponse> list(
             @RequestParam(required = false) String status,
             @RequestParam(required = false) String queue,
             @RequestParam(required = false) String kind,
             @RequestParam(defaultValue = "0") int page,
-            @RequestParam(defaultValue = "20") int size) {
+            @RequestParam(defaultValue = "20") int size,
+            @RequestParam(required = false) String include) {
         if (page < 0) {
             throw new BadRequestException("'page' must be 0 or more, got " + page);
         }
         if (size < 1 || size > MAX_PAGE_SIZE) {
             throw new BadRequestException("'size' must be 1 to " + MAX_PAGE_SIZE + ", got " + size);
         }
+        if (include != null && !include.isEmpty() && !include.equals("payload")) {
+            throw new BadRequestException("'include' may only be 'payload', got '" + Problems.quote(include) + "'");
+        }
+        int payloadLimit = "payload".equals(include) ? Integer.MAX_VALUE : limits.getListPayloadLimit();
         TaskFilter filter = new TaskFilter(parseStatus(status), blankToNull(queue), blankToNull(kind));
         Page<Task> result = dbTasks.list(filter, page, size);
-        List<TaskResponse> items = result.items().stream().map(this::response).toList();
+        boolean show = visibility.showPayloads();
+        List<TaskResponse> items = result.items().stream()
+                .map(t -> TaskResponse.of(t, mapper, show, payloadLimit))
+                .toList();
         return new PageResponse<>(items, result.page(), result.size(), result.total());
     }
 
@@ -185,6 +286,9 @@ public class TaskController {
      * @return its attempts, oldest first
      * @throws TaskNotFoundException (404) if there is no such task
      */
+    @Operation(
+            summary = "List a task's attempts, oldest first",
+            description = "Stack traces hidden from viewers when configured.")
     @GetMapping("/tasks/{id}/attempts")
     public List<AttemptResponse> attempts(@PathVariable long id) {
         find(id);
@@ -201,6 +305,7 @@ public class TaskController {
      * @param additionalAttempts attempts granted beyond those made, at least 1, default 1
      * @return the task after the change
      */
+    @Operation(summary = "Retry a FAILED or CANCELLED task", description = "Operator. 409 in another state.")
     @PostMapping("/tasks/{id}/retry")
     public TaskResponse retry(@PathVariable long id, @RequestParam(defaultValue = "1") int additionalAttempts) {
         if (additionalAttempts < 1) {
@@ -215,9 +320,31 @@ public class TaskController {
      * @param id the task id
      * @return the task after the change
      */
+    @Operation(
+            summary = "Cancel a task",
+            description = "Operator. A PENDING task at once, a RUNNING one cooperatively; 409 when finished.")
     @PostMapping("/tasks/{id}/cancel")
     public TaskResponse cancel(@PathVariable long id) {
         return response(dbTasks.cancel(id));
+    }
+
+    /**
+     * Moves a PENDING task's due time.
+     *
+     * @param id the task id
+     * @param body {@code {"runAt": "2030-01-01T00:00:00Z"}}
+     * @return the task after the change
+     */
+    @Operation(
+            summary = "Reschedule a PENDING task",
+            description = "Operator. runAt between 1970 and 9999; 409 in another state.")
+    @PostMapping(path = "/tasks/{id}/reschedule", consumes = "application/json")
+    public TaskResponse reschedule(@PathVariable long id, @RequestBody RescheduleRequest body) {
+        if (body.runAt() == null) {
+            throw new BadRequestException("'runAt' is required: the new due time, an ISO-8601 instant");
+        }
+        checkRunAt("runAt", body.runAt());
+        return response(dbTasks.reschedule(id, body.runAt()));
     }
 
     /**
@@ -226,6 +353,7 @@ public class TaskController {
      * @param key the idempotency key
      * @return the task after the change
      */
+    @Operation(summary = "Run the task with this idempotency key now", description = "Operator.")
     @PostMapping("/tasks/run")
     public TaskResponse runNow(@RequestParam String key) {
         if (key.isBlank()) {
@@ -235,13 +363,14 @@ public class TaskController {
     }
 
     /** @return task counts by status and attempt counts by outcome, overall and per queue */
+    @Operation(summary = "Task and attempt counts", description = "By status and outcome, overall and per queue.")
     @GetMapping("/stats")
     public StatsResponse stats() {
         return StatsResponse.of(dbTasks.stats());
     }
 
     private TaskResponse response(Task task) {
-        return TaskResponse.of(task, mapper, visibility.showPayloads());
+        return TaskResponse.of(task, mapper, visibility.showPayloads(), Integer.MAX_VALUE);
     }
 
     private Task find(long id) {
@@ -255,8 +384,8 @@ public class TaskController {
         try {
             return TaskStatus.valueOf(status.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new BadRequestException(
-                    "'status' must be one of " + Arrays.toString(TaskStatus.values()) + ", got '" + status + "'");
+            throw new BadRequestException("'status' must be one of " + Arrays.toString(TaskStatus.values()) + ", got '"
+                    + Problems.quote(status) + "'");
         }
     }
 

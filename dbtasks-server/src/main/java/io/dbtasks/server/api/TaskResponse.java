@@ -31,6 +31,8 @@ import tools.jackson.databind.json.JsonMapper;
  * @param fencingToken the fencing token of the current or last claim, or {@code null}
  * @param leaseExpiresAt when the current lease ends, or {@code null}
  * @param cancelRequested whether cancellation of a running task was asked for
+ * @param payloadOmitted whether {@code payload} is {@code null} because it was left out: hidden from
+ *     a viewer, or too long for a list without {@code include=payload}
  */
 public record TaskResponse(
         long id,
@@ -53,15 +55,19 @@ public record TaskResponse(
         String leaseOwner,
         Long fencingToken,
         Instant leaseExpiresAt,
-        boolean cancelRequested) {
+        boolean cancelRequested,
+        boolean payloadOmitted) {
 
     /**
      * @param task the task
      * @param mapper parses the stored payload text
      * @param showPayload false to leave the payload out ({@code null}), for a viewer who may not see it
+     * @param payloadLimit the longest payload shown, in characters of JSON; longer ones are left out
      * @return the response
      */
-    static TaskResponse of(Task task, JsonMapper mapper, boolean showPayload) {
+    static TaskResponse of(Task task, JsonMapper mapper, boolean showPayload, int payloadLimit) {
+        boolean omitted =
+                task.payload() != null && (!showPayload || task.payload().length() > payloadLimit);
         return new TaskResponse(
                 task.id(),
                 task.kind(),
@@ -73,7 +79,7 @@ public record TaskResponse(
                 task.idempotencyKey(),
                 task.name(),
                 task.reference(),
-                task.payload() == null || !showPayload ? null : mapper.readTree(task.payload()),
+                task.payload() == null || omitted ? null : mapper.readTree(task.payload()),
                 task.runAt(),
                 task.createdAt(),
                 task.updatedAt(),
@@ -83,6 +89,7 @@ public record TaskResponse(
                 task.leaseOwner(),
                 task.fencingToken(),
                 task.leaseExpiresAt(),
-                task.cancelRequested());
+                task.cancelRequested(),
+                omitted);
     }
 }

@@ -9,6 +9,8 @@ import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
+import org.springframework.security.authentication.AuthenticationProvider;
+import org.springframework.security.authentication.dao.DaoAuthenticationProvider;
 import org.springframework.security.config.annotation.method.configuration.EnableMethodSecurity;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configurers.AuthorizeHttpRequestsConfigurer;
@@ -75,11 +77,27 @@ public class SecurityConfig {
 
     /**
      * @param users the server's users
-     * @return them for form login and HTTP basic
+     * @return them for form login and HTTP basic; read-only (no password upgrades: configured
+     *     {@code {noop}} passwords stay as they are)
      */
     @Bean
     public UserDetailsService userDetailsService(ServerUsers users) {
-        return users.userDetailsService();
+        UserDetailsService manager = users.userDetailsService();
+        return manager::loadUserByUsername;
+    }
+
+    /**
+     * @param userDetailsService the users
+     * @param passwordEncoder checks their passwords
+     * @return the password check of form login and HTTP basic, remembering successes for a few
+     *     minutes so bcrypt is not paid on every API request
+     */
+    @Bean
+    public AuthenticationProvider authenticationProvider(
+            UserDetailsService userDetailsService, PasswordEncoder passwordEncoder) {
+        DaoAuthenticationProvider dao = new DaoAuthenticationProvider(userDetailsService);
+        dao.setPasswordEncoder(passwordEncoder);
+        return new CachingPasswordAuthenticationProvider(dao);
     }
 
     /**

@@ -1,0 +1,245 @@
+package io.dbtasks.server.idempotency;
+
+import io.dbtasks.server.web.Problems;
+import io.dbtasks.server.web.RequestValidationFilter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import org.springframework.http.HttpHeaders;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.security.web.firewall.RequestRejectedException;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.ContentCachingResponseWrapper;
+
+/**
+ * The {@code Idempotency-Key} request header on {@code POST} and {@code PATCH} under {@code /api}
+ * (enqueue and every operator action), after the IETF httpapi draft "The Idempotency-Key HTTP
+ * Header Field" (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs and
+ * its response (status, body, Content-Type, Location) is stored; a repeat with the same key and the
+ * same request (method, path, query and body, by SHA-256) gets that response again, marked
+ * {@code Idempotent-Replayed: true}; the same key with a different request gets 422; a repeat while
+ * the first is still running gets 409 with {@code Retry-After: 1}. Keys are scoped to the
+ * authenticated user, so one client never sees another's response, and expire after
+ * {@code dbtasks.server.idempotency.ttl} (default 24 h) from first use. A response the server failed
+ * to produce (5xx) is not stored: the key may be used again at once. The key is a string of 1 to 255
+ * printable ASCII characters, bare or as a structured-field string ({@code "..."}).
+ */
+public class IdempotencyKeyFilter extends OncePerRequestFilter {
+    /** The request header. */
+    public static final String HEADER = "Idempotency-Key";
+    /** The response header that marks a replay. */
+    public static final String REPLAYED = "Idempotent-Replayed";
+    /** The longest key accepted, in characters. */
+    public static final int MAX_KEY_LENGTH = 255;
+
+    private final IdempotencyStore store;
+
+    /** @param store where keys are claimed and responses kept */
+    public IdempotencyKeyFilter(IdempotencyStore store) {
+        this.store = store;
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        String path = request.getRequestURI().substring(request.getContextPath().length());
+        if (!(request.getMethod().equals("POST") || request.getMethod().equals("PATCH")) || !path.startsWith("/api/")) {
+            return true;
+        }
+        try {
+            return request.getHeader(HEADER) == null;
+        } catch (RequestRejectedException e) {
+            return false; // refused below with 400
+        }
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        String key;
+        try {
+            key = parseKey(request.getHeader(HEADER));
+        } catch (RequestRejectedException e) {
+            key = null; // a value the firewall refuses: not printable ASCII
+        }
+        if (key == null) {
+            Problems.write(
+                    response,
+                    400,
+                    "Bad request",
+                    "The Idempotency-Key header must be 1 to " + MAX_KEY_LENGTH
+                            + " printable ASCII characters, bare or in double quotes");
+            return;
+        }
+        Authentication auth = SecurityContextHolder.getContext().getAuthentication();
+        String client = auth == null ? "anonymous" : auth.getName();
+        byte[] body;
+        try {
+            body = request.getInputStream().readAllBytes();
+        } catch (RequestValidationFilter.RequestTooLargeException e) {
+            Problems.write(response, 413, "Content too large", e.getMessage());
+            return;
+        }
+        String hash = fingerprint(request, body);
+        IdempotencyStore.Claim claim = store.claim(client, key, hash);
+        if (claim instanceof IdempotencyStore.Existing existing) {
+            IdempotencyStore.Entry entry = existing.entry();
+            if (!entry.requestHash().equals(hash)) {
+                Problems.write(
+                        response,
+                        422,
+                        "Idempotency key reused",
+                        "This Idempotency-Key was used with a different request (method, path, query or body);"
+                                + " use a new key for a new request");
+            } else if (!entry.done()) {
+                response.setHeader(HttpHeaders.RETRY_AFTER, "1");
+                Problems.write(
+                        response,
+                        409,
+                        "Request in progress",
+                        "A request with this Idempotency-Key is still being processed; retry shortly to get its"
+                                + " response");
+            } else {
+                replay(entry, response);
+            }
+            return;
+        }
+        ContentCachingResponseWrapper wrapper = new ContentCachingResponseWrapper(response);
+        boolean stored = false;
+        try {
+            chain.doFilter(new CachedBodyRequest(request, body), wrapper);
+            int status = wrapper.getStatus();
+            if (status < 500) {
+                store.complete(
+                        client,
+                        key,
+                        status,
+                        wrapper.getContentType(),
+                        wrapper.getHeader(HttpHeaders.LOCATION),
+                        new String(wrapper.getContentAsByteArray(), StandardCharsets.UTF_8));
+                stored = true;
+            }
+        } finally {
+            if (!stored) {
+                store.release(client, key);
+            }
+            wrapper.copyBodyToResponse();
+        }
+    }
+
+    private static void replay(IdempotencyStore.Entry entry, HttpServletResponse response) throws IOException {
+        response.setStatus(entry.status());
+        response.setHeader(REPLAYED, "true");
+        if (entry.location() != null) {
+            response.setHeader(HttpHeaders.LOCATION, entry.location());
+        }
+        if (entry.contentType() != null) {
+            response.setContentType(entry.contentType());
+        }
+        if (entry.body() != null) {
+            byte[] bytes = entry.body().getBytes(StandardCharsets.UTF_8);
+            response.setContentLength(bytes.length);
+            response.getOutputStream().write(bytes);
+        }
+    }
+
+    static String parseKey(String header) {
+        String key = header.trim();
+        if (key.length() >= 2 && key.startsWith("\"") && key.endsWith("\"")) {
+            key = key.substring(1, key.length() - 1);
+        }
+        if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+            return null;
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < 0x20 || c > 0x7e) {
+                return null;
+            }
+        }
+        return key;
+    }
+
+    private static String fingerprint(HttpServletRequest request, byte[] body) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update((request.getMethod() + " " + request.getRequestURI() + "?"
+                            + (request.getQueryString() == null ? "" : request.getQueryString()) + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
+            sha.update(body);
+            return HexFormat.of().formatHex(sha.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The request with its body already read, so the handler can read it again. */
+    private static final class CachedBodyRequest extends HttpServletRequestWrapper {
+        private final byte[] body;
+
+        CachedBodyRequest(HttpServletRequest request, byte[] body) {
+            super(request);
+            this.body = body;
+        }
+
+        @Override
+        public ServletInputStream getInputStream() {
+            ByteArrayInputStream in = new ByteArrayInputStream(body);
+            return new ServletInputStream() {
+                @Override
+                public int read() {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    return in.read(b, off, len);
+                }
+
+                @Override
+                public boolean isFinished() {
+                    return in.available() == 0;
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setReadListener(ReadListener listener) {
+                    throw new UnsupportedOperationException("synchronous reads only");
+                }
+            };
+        }
+
+        @Override
+        public BufferedReader getReader() {
+            String enc = getCharacterEncoding();
+            return new BufferedReader(new InputStreamReader(
+                    getInputStream(), enc == null ? StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(enc)));
+        }
+
+        @Override
+        public int getContentLength() {
+            return body.length;
+        }
+
+        @Override
+        public long getContentLengthLong() {
+            return body.length;
+        }
+    }
+}
