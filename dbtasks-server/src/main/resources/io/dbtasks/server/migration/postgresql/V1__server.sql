@@ -27,12 +27,3 @@ CREATE TABLE dbtasks_server_idempotency (
 );
 -- Expiry sweeps by age.
 CREATE INDEX dbtasks_server_idempotency_expires_idx ON dbtasks_server_idempotency (expires_at);
-
--- Live server instances and the queues their workers serve; a heartbeat keeps a row live.
-CREATE TABLE dbtasks_server_instance (
-    instance_id    VARCHAR(200) NOT NULL,
-    queues         TEXT,
-    started_at     BIGINT       NOT NULL,
-    heartbeat_at   BIGINT       NOT NULL,
-    CONSTRAINT dbtasks_server_instance_pk PRIMARY KEY (instance_id)
-);
