@@ -57,6 +57,12 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(15);
     /** The default {@link Builder#statementTimeout}: 30 s. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
+    /** How long SUCCEEDED tasks are kept by default before retention deletes them. */
+    public static final Duration DEFAULT_SUCCEEDED_RETENTION = Duration.ofDays(7);
+    /** How long FAILED and CANCELLED tasks are kept by default before retention deletes them. */
+    public static final Duration DEFAULT_FAILED_RETENTION = Duration.ofDays(30);
+    /** How often retention sweeps by default. */
+    public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(15);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
 
@@ -378,6 +384,18 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Runs one retention sweep now on the calling thread, with the ages set on the builder (the
+     * sweep interval does not matter), without taking the cluster-wide retention lock. For tests,
+     * operators and engines without workers; started engines sweep on their own.
+     *
+     * @return rows deleted: finished tasks (their attempts not counted), guards and inbox records
+     * @throws DbTasksException if the database fails; batches deleted before it stay deleted
+     */
+    public long sweepRetention() {
+        return engine.sweepRetention();
+    }
+
+    /**
      * @return the detected database dialect: {@code postgresql}, {@code mariadb} or {@code h2}
      */
     public String dialect() {
@@ -414,6 +432,13 @@ public final class DbTasks implements AutoCloseable {
         private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
         private final List<TaskEventListener> listeners = new ArrayList<>();
         private Duration longRunningThreshold = Duration.ZERO;
+        private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+        private final Map<TaskStatus, Duration> taskRetention = new java.util.EnumMap<>(Map.of(
+                TaskStatus.SUCCEEDED, DEFAULT_SUCCEEDED_RETENTION,
+                TaskStatus.FAILED, DEFAULT_FAILED_RETENTION,
+                TaskStatus.CANCELLED, DEFAULT_FAILED_RETENTION));
+        private Duration guardRetention = Duration.ZERO;
+        private Duration inboxRetention = Duration.ZERO;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -749,6 +774,87 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * How often a started engine with workers deletes old rows: finished tasks with their
+         * attempts ({@link #retention(TaskStatus, Duration)}), run-once guards ({@link
+         * #guardRetention}) and inbox records ({@link #inboxRetention}). One engine of the cluster at a
+         * time sweeps (lease lock {@code dbtasks.retention}); tasks go in batches of 1,000 rows per
+         * statement, each its own short transaction, found on the index of finished tasks by status
+         * and finish time, aged by the database clock. The first sweep runs one interval after
+         * {@link DbTasks#start()}.
+         *
+         * @param interval the sweep interval, default 15 minutes; {@link Duration#ZERO} turns
+         *     retention off
+         * @return this
+         * @throws IllegalArgumentException if {@code interval} is negative
+         */
+        public Builder retentionInterval(Duration interval) {
+            Objects.requireNonNull(interval, "interval");
+            if (interval.isNegative()) {
+                throw new IllegalArgumentException("retentionInterval must not be negative, got " + interval);
+            }
+            this.retentionInterval = interval;
+            return this;
+        }
+
+        /**
+         * How long tasks that finished in {@code status} are kept, counted from their finish time.
+         * Defaults: SUCCEEDED 7 days, FAILED and CANCELLED 30 days.
+         *
+         * @param status SUCCEEDED, FAILED or CANCELLED
+         * @param age the age past which they are deleted; {@link Duration#ZERO} keeps them forever
+         * @return this
+         * @throws IllegalArgumentException if {@code status} is not a finished status or {@code age}
+         *     is negative
+         */
+        public Builder retention(TaskStatus status, Duration age) {
+            Objects.requireNonNull(status, "status");
+            Objects.requireNonNull(age, "age");
+            if (status == TaskStatus.PENDING || status == TaskStatus.RUNNING) {
+                throw new IllegalArgumentException("retention applies to finished tasks only, not " + status);
+            }
+            if (age.isNegative()) {
+                throw new IllegalArgumentException("retention age must not be negative, got " + age);
+            }
+            taskRetention.put(status, age);
+            return this;
+        }
+
+        /**
+         * How long run-once guard rows are kept after their last change ({@link
+         * RunOnceGuards#deleteOlderThan}). A key whose row is deleted may run again, so keep rows
+         * longer than the window in which a key can recur. Default {@link Duration#ZERO}: kept.
+         *
+         * @param age the age; zero keeps them
+         * @return this
+         * @throws IllegalArgumentException if {@code age} is negative
+         */
+        public Builder guardRetention(Duration age) {
+            this.guardRetention = nonNegative(age, "guardRetention");
+            return this;
+        }
+
+        /**
+         * How long inbox records are kept ({@link Inbox#deleteOlderThan}); a message redelivered after
+         * its record is deleted is processed again. Default {@link Duration#ZERO}: kept.
+         *
+         * @param age the age; zero keeps them
+         * @return this
+         * @throws IllegalArgumentException if {@code age} is negative
+         */
+        public Builder inboxRetention(Duration age) {
+            this.inboxRetention = nonNegative(age, "inboxRetention");
+            return this;
+        }
+
+        private static Duration nonNegative(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, got " + d);
+            }
+            return d;
+        }
+
+        /**
          * @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests
          * @return this
          */
@@ -820,8 +926,10 @@ public final class DbTasks implements AutoCloseable {
                     longRunningThreshold);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
-            return new DbTasks(
-                    Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling));
+            Engine engine =
+                    Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling);
+            engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
+            return new DbTasks(engine);
         }
 
         private static void requireName(String value, String what) {

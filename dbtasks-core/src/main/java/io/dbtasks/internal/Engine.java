@@ -77,7 +77,12 @@ public final class Engine {
     private volatile boolean closed;
     private ExecutorService executor;
     private ScheduledExecutorService scheduler;
-    private AutoCloseable listener;
+    private volatile AutoCloseable listener;
+    private volatile LeaseKeeper keeper;
+    private Duration retentionInterval = Duration.ZERO;
+    private Map<io.dbtasks.TaskStatus, Duration> taskRetention = Map.of();
+    private Duration guardRetention = Duration.ZERO;
+    private Duration inboxRetention = Duration.ZERO;
     /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
     private boolean listen = true;
 
@@ -185,6 +190,7 @@ public final class Engine {
                     config.random());
             LeaseKeeper keeper =
                     new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
+            this.keeper = keeper;
             Duration longRunning = config.longRunningThreshold();
             if (events.enabled() && !longRunning.isZero()) {
                 long every = Math.max(
@@ -204,6 +210,11 @@ public final class Engine {
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
                 scheduler.scheduleWithFixedDelay(vacuum::run, vacuumEvery, vacuumEvery, TimeUnit.MILLISECONDS);
+            }
+            long retentionEvery = retentionInterval.toMillis();
+            if (retentionEvery > 0) {
+                TaskRetention retention = newRetention();
+                scheduler.scheduleWithFixedDelay(retention::run, retentionEvery, retentionEvery, TimeUnit.MILLISECONDS);
             }
             config.queues().forEach((queue, concurrency) -> {
                 // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
@@ -232,6 +243,36 @@ public final class Engine {
                     handlers.kinds(),
                     config.lease());
         }
+    }
+
+    /**
+     * Sets retention before {@link #start()}; see {@code DbTasks.Builder#retentionInterval}.
+     *
+     * @param interval how often to sweep; zero for never
+     * @param tasks age by finished status; a zero age keeps that status
+     * @param guards age of run-once guard rows; zero keeps them
+     * @param inboxRecords age of inbox records; zero keeps them
+     */
+    public void retention(
+            Duration interval, Map<io.dbtasks.TaskStatus, Duration> tasks, Duration guards, Duration inboxRecords) {
+        this.retentionInterval = interval;
+        this.taskRetention = Map.copyOf(tasks);
+        this.guardRetention = guards;
+        this.inboxRetention = inboxRecords;
+    }
+
+    /**
+     * Runs one retention sweep now, on the calling thread, without the cluster lock; for tests and
+     * operators.
+     *
+     * @return rows deleted (tasks, guards and inbox records)
+     */
+    public long sweepRetention() {
+        return newRetention().sweep();
+    }
+
+    private TaskRetention newRetention() {
+        return new TaskRetention(jdbc, dialect, locks, guards, inbox, taskRetention, guardRetention, inboxRetention);
     }
 
     public boolean stop(Duration timeout) {
@@ -312,7 +353,32 @@ public final class Engine {
 
     /** @return the engine's database health snapshot; see {@link io.dbtasks.DbTasksHealth} */
     public io.dbtasks.DbTasksHealth health() {
-        return jdbc.health();
+        io.dbtasks.DbTasksHealth db = jdbc.health();
+        int loops = 0;
+        int alive = 0;
+        long oldest = Long.MAX_VALUE;
+        for (List<QueueWorker> list : workers.values()) {
+            for (QueueWorker w : list) {
+                loops++;
+                if (w.alive()) {
+                    alive++;
+                }
+                oldest = Math.min(oldest, w.lastLoopMillis());
+            }
+        }
+        LeaseKeeper k = keeper;
+        AutoCloseable l = listener;
+        return new io.dbtasks.DbTasksHealth(
+                db.lastSuccessAt(),
+                db.consecutiveFailures(),
+                db.lastFailureAt(),
+                db.lastFailure(),
+                isRunning() && !config.queues().isEmpty(),
+                loops,
+                alive,
+                loops == 0 || oldest == 0 ? null : Instant.ofEpochMilli(oldest),
+                k == null ? null : k.lastRescueAt(),
+                l instanceof java.util.function.BooleanSupplier up && isRunning() ? up.getAsBoolean() : null);
     }
 
     /** @return the engine's worker id */

@@ -101,8 +101,9 @@ public class DbTasksAutoConfiguration {
     }
 
     @SuppressWarnings("rawtypes")
-    private static void registerHandlers(DbTasks.Builder builder, ListableBeanFactory beanFactory) {
+    static void registerHandlers(DbTasks.Builder builder, ListableBeanFactory beanFactory) {
         Map<String, KindHandler> beans = beanFactory.getBeansOfType(KindHandler.class);
+        List<AnnotatedHandlers.Declared> annotated = AnnotatedHandlers.find(beanFactory);
         Map<String, List<String>> beansByKind = new LinkedHashMap<>();
         beans.forEach((name, handler) -> {
             String kind = handler.kind();
@@ -113,14 +114,19 @@ public class DbTasksAutoConfiguration {
             }
             beansByKind
                     .computeIfAbsent(kind, k -> new ArrayList<>())
-                    .add(name + " (" + ClassUtils.getUserClass(handler).getName() + ")");
+                    .add("KindHandler bean '" + name + "' ("
+                            + ClassUtils.getUserClass(handler).getName() + ")");
         });
+        for (AnnotatedHandlers.Declared d : annotated) {
+            beansByKind.computeIfAbsent(d.kind(), k -> new ArrayList<>()).add("@TaskHandler " + d.description());
+        }
         beansByKind.forEach((kind, names) -> {
             if (names.size() > 1) {
                 throw new DuplicateKindException(kind, names);
             }
         });
         beans.values().forEach(h -> register(builder, (KindHandler<?>) h));
+        annotated.forEach(d -> AnnotatedHandlers.register(builder, d));
     }
 
     private static <P> void register(DbTasks.Builder builder, KindHandler<P> handler) {
