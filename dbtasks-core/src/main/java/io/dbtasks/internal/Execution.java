@@ -13,6 +13,7 @@ import io.dbtasks.lock.LeaseLostException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -537,6 +538,16 @@ final class Execution implements Runnable, TaskContext {
     @Override
     public long fencingToken() {
         return task.fencingToken();
+    }
+
+    @Override
+    public String traceParent() {
+        return task.traceParent();
+    }
+
+    @Override
+    public Instant runAt() {
+        return task.runAt();
     }
 
     @Override
