@@ -438,6 +438,8 @@ public final class DbTasks implements AutoCloseable {
                 TaskStatus.FAILED, DEFAULT_FAILED_RETENTION,
                 TaskStatus.CANCELLED, DEFAULT_FAILED_RETENTION));
         private Duration guardRetention = Duration.ZERO;
+        private final Map<String, Duration> longRunningByKind = new LinkedHashMap<>();
+        private final Map<String, Duration> longRunningByQueue = new LinkedHashMap<>();
         private Duration inboxRetention = Duration.ZERO;
 
         private Builder(DataSource dataSource) {
@@ -755,7 +757,7 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
-         * Publishes a {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} event, once per attempt,
+         * Publishes a {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} event and logs a warning, once per attempt,
          * for a handler that runs longer than {@code threshold}. Checked on a timer every half
          * threshold (at most every half heartbeat interval, at least every 10 ms), so the event may
          * come that much later. Default {@link Duration#ZERO}: never.
@@ -770,6 +772,36 @@ public final class DbTasks implements AutoCloseable {
                 throw new IllegalArgumentException("longRunningThreshold must not be negative, got " + threshold);
             }
             this.longRunningThreshold = threshold;
+            return this;
+        }
+
+        /**
+         * The long-running threshold of tasks of {@code kind}, which wins over their queue's ({@link
+         * #longRunningThresholdForQueue}) and the engine's ({@link #longRunningThreshold}). A task
+         * past it publishes {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} and logs a warning,
+         * once per attempt.
+         *
+         * @param kind the kind
+         * @param threshold how long its handler may run; zero for never
+         * @return this
+         * @throws IllegalArgumentException if {@code threshold} is negative
+         */
+        public Builder longRunningThresholdForKind(String kind, Duration threshold) {
+            longRunningByKind.put(Objects.requireNonNull(kind, "kind"), nonNegative(threshold, "threshold"));
+            return this;
+        }
+
+        /**
+         * The long-running threshold of tasks in {@code queue}, which wins over the engine's ({@link
+         * #longRunningThreshold}) and loses to a kind's ({@link #longRunningThresholdForKind}).
+         *
+         * @param queue the queue
+         * @param threshold how long a handler may run; zero for never
+         * @return this
+         * @throws IllegalArgumentException if {@code threshold} is negative
+         */
+        public Builder longRunningThresholdForQueue(String queue, Duration threshold) {
+            longRunningByQueue.put(Objects.requireNonNull(queue, "queue"), nonNegative(threshold, "threshold"));
             return this;
         }
 
@@ -929,6 +961,7 @@ public final class DbTasks implements AutoCloseable {
             Engine engine =
                     Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling);
             engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
+            engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
             return new DbTasks(engine);
         }
 

@@ -80,6 +80,8 @@ public final class Engine {
     private volatile AutoCloseable listener;
     private volatile LeaseKeeper keeper;
     private Duration retentionInterval = Duration.ZERO;
+    private Map<String, Duration> longRunningByKind = Map.of();
+    private Map<String, Duration> longRunningByQueue = Map.of();
     private Map<io.dbtasks.TaskStatus, Duration> taskRetention = Map.of();
     private Duration guardRetention = Duration.ZERO;
     private Duration inboxRetention = Duration.ZERO;
@@ -192,15 +194,24 @@ public final class Engine {
                     new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
             this.keeper = keeper;
             Duration longRunning = config.longRunningThreshold();
-            if (events.enabled() && !longRunning.isZero()) {
+            long shortest = java.util.stream.Stream.concat(
+                            java.util.stream.Stream.of(longRunning),
+                            java.util.stream.Stream.concat(
+                                    longRunningByKind.values().stream(), longRunningByQueue.values().stream()))
+                    .filter(d -> !d.isZero())
+                    .mapToLong(Duration::toMillis)
+                    .min()
+                    .orElse(0);
+            if (shortest > 0) {
                 long every = Math.max(
-                        10,
-                        Math.min(
-                                        longRunning.toMillis(),
-                                        config.heartbeatInterval().toMillis())
-                                / 2);
+                        10, Math.min(shortest, config.heartbeatInterval().toMillis()) / 2);
+                Map<String, Duration> byKind = longRunningByKind;
+                Map<String, Duration> byQueue = longRunningByQueue;
                 scheduler.scheduleWithFixedDelay(
-                        () -> keeper.checkLongRunning(longRunning), every, every, TimeUnit.MILLISECONDS);
+                        () -> keeper.checkLongRunning(longRunning, byKind, byQueue),
+                        every,
+                        every,
+                        TimeUnit.MILLISECONDS);
             }
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
@@ -259,6 +270,18 @@ public final class Engine {
         this.taskRetention = Map.copyOf(tasks);
         this.guardRetention = guards;
         this.inboxRetention = inboxRecords;
+    }
+
+    /**
+     * Sets long-running thresholds by kind and by queue before {@link #start()}; a kind's wins over
+     * its queue's, which wins over the engine's; zero means never.
+     *
+     * @param byKind thresholds by kind
+     * @param byQueue thresholds by queue
+     */
+    public void longRunningThresholds(Map<String, Duration> byKind, Map<String, Duration> byQueue) {
+        this.longRunningByKind = Map.copyOf(byKind);
+        this.longRunningByQueue = Map.copyOf(byQueue);
     }
 
     /**

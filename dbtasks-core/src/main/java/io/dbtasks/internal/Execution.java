@@ -487,6 +487,13 @@ final class Execution implements Runnable, TaskContext {
                 && !settled.get()
                 && System.nanoTime() - startNanos >= thresholdNanos
                 && longRunningReported.compareAndSet(false, true)) {
+            log.warn(
+                    "Task {} ({}, queue {}) attempt {} has been running for {} ms, past its long-running threshold",
+                    task.id(),
+                    task.kind(),
+                    task.queue(),
+                    task.attempt(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
             events.task(
                     TaskEvent.Type.LONG_RUNNING,
                     task,

@@ -87,11 +87,20 @@ final class LeaseKeeper {
         return lastRescueAt;
     }
 
-    /** Publishes LONG_RUNNING for executions whose handler has run at least {@code threshold}. */
-    void checkLongRunning(Duration threshold) {
-        long nanos = threshold.toNanos();
+    /**
+     * Publishes LONG_RUNNING for executions whose handler has run at least their threshold: by
+     * kind, else by queue, else {@code threshold}; a zero threshold means never.
+     */
+    void checkLongRunning(
+            Duration threshold, java.util.Map<String, Duration> byKind, java.util.Map<String, Duration> byQueue) {
         for (Execution e : running.snapshot()) {
-            e.checkLongRunning(nanos);
+            Duration d = byKind.get(e.task().kind());
+            if (d == null) {
+                d = byQueue.getOrDefault(e.task().queue(), threshold);
+            }
+            if (!d.isZero()) {
+                e.checkLongRunning(d.toNanos());
+            }
         }
     }
 }

@@ -174,4 +174,45 @@ public abstract class RetentionAndTraceContract extends EngineHarness {
         assertThat(tasks.health().workersStarted()).isFalse();
         assertThat(tasks.health().claimLoopsAlive()).isZero();
     }
+
+    @Test
+    void longRunningThresholdsByKindWinOverQueueWinOverTheEngines() throws Exception {
+        EventRecorder events = new EventRecorder();
+        java.util.concurrent.CountDownLatch release = latch();
+        DbTasks tasks = engine(b -> b.handler("slow.a", Void.class, (ctx, p) -> awaitLatch(release))
+                .handler("slow.b", Void.class, (ctx, p) -> awaitLatch(release))
+                .handler("slow.c", Void.class, (ctx, p) -> awaitLatch(release))
+                .queue("default", 2)
+                .queue("fast", 2)
+                .longRunningThreshold(Duration.ofHours(1))
+                .longRunningThresholdForQueue("fast", Duration.ofMillis(100))
+                .longRunningThresholdForKind("slow.b", Duration.ZERO)
+                .longRunningThresholdForKind("slow.c", Duration.ofMillis(100))
+                .listener(events));
+        long a = tasks.enqueue(TaskRequest.builder("slow.a").queue("fast").build())
+                .task()
+                .id();
+        long b = tasks.enqueue(TaskRequest.builder("slow.b").queue("fast").build())
+                .task()
+                .id();
+        long c = tasks.enqueue(TaskRequest.builder("slow.c").build()).task().id();
+        long d = tasks.enqueue(TaskRequest.builder("slow.a").build()).task().id();
+        tasks.start();
+        eventually()
+                .until(() -> events.of(a).stream().anyMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING)
+                        && events.of(c).stream().anyMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING));
+        Thread.sleep(500); // b and d stay below their thresholds (never, one hour)
+        release.countDown();
+        for (long id : List.of(a, b, c, d)) {
+            awaitStatus(tasks, id, TaskStatus.SUCCEEDED);
+        }
+        assertThat(events.of(a))
+                .filteredOn(e -> e.type() == TaskEvent.Type.LONG_RUNNING)
+                .hasSize(1);
+        assertThat(events.of(c))
+                .filteredOn(e -> e.type() == TaskEvent.Type.LONG_RUNNING)
+                .hasSize(1);
+        assertThat(events.of(b)).noneMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING);
+        assertThat(events.of(d)).noneMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING);
+    }
 }
