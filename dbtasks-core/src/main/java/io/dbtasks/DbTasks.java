@@ -185,6 +185,18 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * The depth of every queue that has PENDING, RUNNING or FAILED tasks, in one statement served by
+     * the claim, rescue and unsuccessful-task indexes (on PostgreSQL), without reading finished
+     * history; meant for gauges sampled on an interval. Due-ness and age are by the database clock.
+     *
+     * @return one entry per queue, by queue name; queues without such tasks are absent
+     * @throws DbTasksException if the database fails
+     */
+    public List<QueueDepth> queueDepths() {
+        return engine.queries().queueDepths();
+    }
+
+    /**
      * Sends a FAILED or CANCELLED task back to PENDING, due now, with one more attempt allowed.
      *
      * @param id the task

@@ -215,4 +215,47 @@ public abstract class RetentionAndTraceContract extends EngineHarness {
         assertThat(events.of(b)).noneMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING);
         assertThat(events.of(d)).noneMatch(e -> e.type() == TaskEvent.Type.LONG_RUNNING);
     }
+
+    @Test
+    void queueDepthsCountPendingRunningFailedDueAndTheOldestDueAge() {
+        DbTasks tasks = producer();
+        for (int i = 0; i < 3; i++) {
+            tasks.enqueue(TaskRequest.builder(OK).queue("q1").build());
+        }
+        tasks.enqueue(TaskRequest.builder(OK)
+                .queue("q1")
+                .runAfter(Duration.ofHours(1))
+                .build());
+        long running = tasks.enqueue(TaskRequest.builder(OK).queue("q2").build())
+                .task()
+                .id();
+        long dead = tasks.enqueue(TaskRequest.builder(OK).queue("q2").build())
+                .task()
+                .id();
+        sql(
+                "UPDATE dbtasks_task SET status = 'RUNNING', lease_owner = 'w', lease_token = 1, lease_expires_at = ?,"
+                        + " attempt = 1 WHERE id = ?",
+                Instant.now().plusSeconds(60),
+                running);
+        sql("UPDATE dbtasks_task SET status = 'FAILED', finished_at = ? WHERE id = ?", Instant.now(), dead);
+        sql(
+                "UPDATE dbtasks_task SET run_at = ? WHERE queue = 'q1' AND run_at < ?",
+                Instant.now().minus(Duration.ofMinutes(10)),
+                Instant.now().plusSeconds(60));
+
+        java.util.Map<String, io.dbtasks.QueueDepth> depths = new java.util.HashMap<>();
+        tasks.queueDepths().forEach(d -> depths.put(d.queue(), d));
+
+        assertThat(depths).containsOnlyKeys("q1", "q2");
+        io.dbtasks.QueueDepth q1 = depths.get("q1");
+        assertThat(q1.pending()).isEqualTo(4);
+        assertThat(q1.dueNow()).isEqualTo(3);
+        assertThat(q1.running()).isZero();
+        assertThat(q1.oldestDueAge()).isBetween(Duration.ofMinutes(9), Duration.ofMinutes(11));
+        io.dbtasks.QueueDepth q2 = depths.get("q2");
+        assertThat(q2.pending()).isZero();
+        assertThat(q2.running()).isEqualTo(1);
+        assertThat(q2.failed()).isEqualTo(1);
+        assertThat(q2.oldestDueAge()).isEqualTo(Duration.ZERO);
+    }
 }
