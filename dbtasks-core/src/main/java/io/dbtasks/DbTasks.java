@@ -361,6 +361,14 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * @return the queues this engine works and the most tasks of each it runs at once; empty for a
+     *     producer-only engine; immutable
+     */
+    public Map<String, Integer> queues() {
+        return engine.queues();
+    }
+
+    /**
      * @return this engine's worker id, written as the lease owner of the tasks it claims
      */
     public String workerId() {

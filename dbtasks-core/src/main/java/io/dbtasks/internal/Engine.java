@@ -404,6 +404,11 @@ public final class Engine {
                 l instanceof java.util.function.BooleanSupplier up && isRunning() ? up.getAsBoolean() : null);
     }
 
+    /** @return the queues worked and their concurrency; empty for a producer-only engine */
+    public Map<String, Integer> queues() {
+        return config.queues();
+    }
+
     /** @return the engine's worker id */
     public String workerId() {
         return config.workerId();

@@ -91,9 +91,12 @@ final class AnnotatedHandlers {
     }
 
     @SuppressWarnings("unchecked")
-    static <P> void register(DbTasks.Builder builder, Declared declared) {
+    static <P> void register(DbTasks.Builder builder, Declared declared, TaskObservations observations) {
+        io.dbtasks.TaskHandler<P> handler = (io.dbtasks.TaskHandler<P>) declared.handler();
         builder.handler(
-                declared.kind(), (Class<P>) declared.payloadType(), (io.dbtasks.TaskHandler<P>) declared.handler());
+                declared.kind(),
+                (Class<P>) declared.payloadType(),
+                observations == null ? handler : observations.wrap(declared.kind(), handler));
     }
 
     /** A handler bean resolved when its first task runs. */

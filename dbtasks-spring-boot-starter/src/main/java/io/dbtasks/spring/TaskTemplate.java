@@ -29,14 +29,26 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public class TaskTemplate {
     private final DbTasks dbTasks;
     private final DataSource dataSource;
+    private final TaskObservations observations;
 
     /**
      * @param dbTasks the engine
      * @param dataSource the DataSource the engine and the application's transactions share
      */
     public TaskTemplate(DbTasks dbTasks, DataSource dataSource) {
+        this(dbTasks, dataSource, null);
+    }
+
+    /**
+     * @param dbTasks the engine
+     * @param dataSource the DataSource the engine and the application's transactions share
+     * @param observations observes each enqueue and stores its trace context with the task; {@code
+     *     null} for none
+     */
+    public TaskTemplate(DbTasks dbTasks, DataSource dataSource, TaskObservations observations) {
         this.dbTasks = Objects.requireNonNull(dbTasks, "dbTasks");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.observations = observations;
     }
 
     /**
@@ -50,6 +62,13 @@ public class TaskTemplate {
      */
     public EnqueueResult enqueue(TaskRequest request) {
         Objects.requireNonNull(request, "request");
+        if (observations != null) {
+            return observations.enqueue(request, this::write);
+        }
+        return write(request);
+    }
+
+    private EnqueueResult write(TaskRequest request) {
         return inTransaction(c -> dbTasks.enqueue(c, request), () -> dbTasks.enqueue(request));
     }
 
