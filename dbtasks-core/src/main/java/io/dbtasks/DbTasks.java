@@ -5,9 +5,13 @@ import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.HandlerRegistry;
+import io.dbtasks.internal.schedule.ScheduleConfig;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.schedule.Schedule;
+import io.dbtasks.schedule.Schedules;
 import java.sql.Connection;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -65,6 +69,14 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(15);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
+    /**
+     * The longest a started engine waits between two looks for due schedule slots. It sleeps until
+     * the earliest next slot it knows of, so this only bounds how late it notices a schedule created
+     * or changed on another engine.
+     */
+    public static final Duration DEFAULT_SCHEDULE_POLL_INTERVAL = Duration.ofSeconds(1);
+    /** The most schedules one poll transaction locks, enqueues and advances. */
+    public static final int DEFAULT_SCHEDULE_BATCH = 250;
 
     private final Engine engine;
 
@@ -328,9 +340,24 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * The recurring schedules in this engine's database ({@code dbtasks_schedule}): create, update,
+     * pause, resume and delete them at run time, and read their next and last slots and the outcome
+     * of their latest task. Usable before {@link #start()} and on an engine without workers; slots
+     * are enqueued by started engines (see {@link Builder#scheduling(boolean)}).
+     *
+     * @return the schedules, thread-safe; the same instance on every call
+     */
+    public Schedules schedules() {
+        return engine.schedules();
+    }
+
+    /**
      * Starts claiming and running tasks, heartbeating leases and rescuing expired ones. Idempotent.
+     * Also saves the schedules declared with {@link Builder#schedule(Schedule)} (inserted, or updated
+     * if their definition changed) and starts enqueueing due schedule slots.
      *
      * @throws IllegalStateException if the engine was closed
+     * @throws DbTasksException if a declared schedule cannot be saved
      */
     public void start() {
         engine.start();
@@ -461,6 +488,11 @@ public final class DbTasks implements AutoCloseable {
         private final Map<String, Duration> longRunningByKind = new LinkedHashMap<>();
         private final Map<String, Duration> longRunningByQueue = new LinkedHashMap<>();
         private Duration inboxRetention = Duration.ZERO;
+        private final Map<String, Schedule> schedules = new LinkedHashMap<>();
+        private boolean scheduling = true;
+        private Duration schedulePollInterval = DEFAULT_SCHEDULE_POLL_INTERVAL;
+        private int scheduleBatch = DEFAULT_SCHEDULE_BATCH;
+        private Clock scheduleClock;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -849,6 +881,27 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Declares a recurring schedule in code. At {@link DbTasks#start()} its row is inserted, or
+         * updated if the stored definition differs (a new cron applies from its next slot); a row
+         * with the same definition is left as it is, so slots missed while no engine ran are handled
+         * by its {@link io.dbtasks.schedule.MissedSlots} policy. A schedule paused at run time stays
+         * paused. Every engine of the cluster may declare the same schedules: each slot still becomes
+         * one task.
+         *
+         * @param schedule the schedule
+         * @return this
+         * @throws IllegalArgumentException if a schedule of the same name was declared already
+         * @throws NullPointerException if {@code schedule} is {@code null}
+         */
+        public Builder schedule(Schedule schedule) {
+            Objects.requireNonNull(schedule, "schedule");
+            if (schedules.putIfAbsent(schedule.name(), schedule) != null) {
+                throw new IllegalArgumentException("Schedule '" + schedule.name() + "' is declared twice");
+            }
+            return this;
+        }
+
+        /**
          * How long tasks that finished in {@code status} are kept, counted from their finish time.
          * Defaults: SUCCEEDED 7 days, FAILED and CANCELLED 30 days.
          *
@@ -872,6 +925,19 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Whether a started engine enqueues due schedule slots (default {@code true}). Turned off, the
+         * engine still saves its declared schedules and serves {@link DbTasks#schedules()}, and
+         * {@link Schedules#enqueueDue()} polls on demand; other engines enqueue the slots.
+         *
+         * @param enabled {@code false} to leave slot enqueueing to other engines
+         * @return this
+         */
+        public Builder scheduling(boolean enabled) {
+            this.scheduling = enabled;
+            return this;
+        }
+
+        /**
          * How long run-once guard rows are kept after their last change ({@link
          * RunOnceGuards#deleteOlderThan}). A key whose row is deleted may run again, so keep rows
          * longer than the window in which a key can recur. Default {@link Duration#ZERO}: kept.
@@ -882,6 +948,21 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder guardRetention(Duration age) {
             this.guardRetention = nonNegative(age, "guardRetention");
+            return this;
+        }
+
+        /**
+         * The longest a started engine waits between two looks for due schedule slots (default
+         * {@link DbTasks#DEFAULT_SCHEDULE_POLL_INTERVAL}). It sleeps until the earliest next slot it
+         * knows of and is woken by local changes, so the interval bounds how late it notices a
+         * schedule created or changed on another engine. A look when nothing is due is one indexed
+         * statement.
+         *
+         * @param interval positive, whole milliseconds
+         * @return this
+         */
+        public Builder schedulePollInterval(Duration interval) {
+            this.schedulePollInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 
@@ -904,6 +985,31 @@ public final class DbTasks implements AutoCloseable {
                 throw new IllegalArgumentException(what + " must not be negative, got " + d);
             }
             return d;
+        }
+
+        /**
+         * @param size the most schedules one poll transaction locks, enqueues and advances, 1 to
+         *     1000; default {@value DbTasks#DEFAULT_SCHEDULE_BATCH}
+         * @return this
+         */
+        public Builder scheduleBatch(int size) {
+            this.scheduleBatch = size;
+            return this;
+        }
+
+        /**
+         * Takes "now" for schedules from {@code clock} instead of the database: which slots are due,
+         * missed or next. For tests that drive slots deterministically (daylight-saving days,
+         * downtime) with {@link Schedules#enqueueDue()}; production leaves it unset, and the database
+         * clock is the truth for every engine. Slot tasks are still due at their slot by the
+         * database clock.
+         *
+         * @param clock the clock, or {@code null} for the database clock (the default)
+         * @return this
+         */
+        public Builder scheduleClock(Clock clock) {
+            this.scheduleClock = clock;
+            return this;
         }
 
         /**
@@ -949,6 +1055,13 @@ public final class DbTasks implements AutoCloseable {
             if (shutdownTimeout.isNegative()) {
                 throw new IllegalArgumentException("shutdownTimeout must not be negative");
             }
+            if (schedulePollInterval.toMillis() < 1) {
+                throw new IllegalArgumentException(
+                        "schedulePollInterval must be at least 1 ms, got " + schedulePollInterval);
+            }
+            if (scheduleBatch < 1 || scheduleBatch > 1000) {
+                throw new IllegalArgumentException("scheduleBatch must be 1 to 1000, got " + scheduleBatch);
+            }
             if (workerId != null) {
                 requireName(workerId, "workerId"); // it is written to a column of that size by every claim
             }
@@ -978,8 +1091,10 @@ public final class DbTasks implements AutoCloseable {
                     longRunningThreshold);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
-            Engine engine =
-                    Engine.create(dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling);
+            ScheduleConfig scheduleConfig = new ScheduleConfig(
+                    List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
+            Engine engine = Engine.create(
+                    dataSource, config, handlers.build(mapper), mapper, migrate, transactionPooling, scheduleConfig);
             engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
             engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
             return new DbTasks(engine);

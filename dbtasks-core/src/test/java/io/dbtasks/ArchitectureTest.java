@@ -60,7 +60,11 @@ class ArchitectureTest {
         noClasses()
                 .that()
                 .resideInAnyPackage(
-                        "io.dbtasks.lock..", "io.dbtasks.once..", "io.dbtasks.inbox..", "io.dbtasks.event..")
+                        "io.dbtasks.lock..",
+                        "io.dbtasks.once..",
+                        "io.dbtasks.inbox..",
+                        "io.dbtasks.event..",
+                        "io.dbtasks.schedule..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.dbtasks.internal..")

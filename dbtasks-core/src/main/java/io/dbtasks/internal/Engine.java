@@ -8,9 +8,14 @@ import io.dbtasks.internal.dialect.Dialects;
 import io.dbtasks.internal.inbox.JdbcInbox;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
 import io.dbtasks.internal.once.JdbcRunOnceGuards;
+import io.dbtasks.internal.schedule.JdbcSchedules;
+import io.dbtasks.internal.schedule.ScheduleConfig;
+import io.dbtasks.internal.schedule.SchedulePoller;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.lock.spi.Renewal;
 import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.schedule.Schedule;
+import io.dbtasks.schedule.Schedules;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,6 +60,9 @@ public final class Engine {
     private final LeaseLocks locks;
     private final RunOnceGuards guards;
     private final Inbox inbox;
+    private final ScheduleConfig scheduleConfig;
+    private final SchedulePoller schedulePoller;
+    private final JdbcSchedules schedules;
     /**
      * Slots per claim loop: a queue with at least twice as many gets a second loop claiming in
      * parallel. Measured on PostgreSQL (100k no-op tasks, warm JVM, two runs each): loops of 16 slots
@@ -90,8 +98,14 @@ public final class Engine {
 
     private OutcomeBatcher successes;
 
-    private Engine(DataSource dataSource, EngineConfig config, HandlerRegistry handlers, Dialect dialect) {
+    private Engine(
+            DataSource dataSource,
+            EngineConfig config,
+            HandlerRegistry handlers,
+            Dialect dialect,
+            ScheduleConfig scheduleConfig) {
         this.config = config;
+        this.scheduleConfig = scheduleConfig;
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
@@ -107,6 +121,26 @@ public final class Engine {
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
+        this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig);
+        this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
+    }
+
+    /** Detects the dialect, migrates if asked, and wires an engine without schedules. */
+    public static Engine create(
+            DataSource dataSource,
+            EngineConfig config,
+            HandlerRegistry handlers,
+            JsonMapper mapper,
+            boolean migrate,
+            Boolean transactionPooling) {
+        return create(
+                dataSource,
+                config,
+                handlers,
+                mapper,
+                migrate,
+                transactionPooling,
+                new ScheduleConfig(List.of(), true, Duration.ofSeconds(1), 250, null));
     }
 
     /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
@@ -116,7 +150,8 @@ public final class Engine {
             HandlerRegistry handlers,
             JsonMapper mapper,
             boolean migrate,
-            Boolean transactionPooling) {
+            Boolean transactionPooling,
+            ScheduleConfig scheduleConfig) {
         Dialect dialect = Dialects.detect(dataSource);
         DataSource connections;
         try {
@@ -127,7 +162,7 @@ public final class Engine {
         if (migrate) {
             migrate(connections, dialect);
         }
-        Engine engine = new Engine(connections, config, handlers, dialect);
+        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig);
         engine.listen = !Boolean.TRUE.equals(transactionPooling);
         return engine;
     }
@@ -160,7 +195,13 @@ public final class Engine {
             if (started) {
                 return;
             }
+            for (Schedule declared : scheduleConfig.declared()) {
+                schedules.save(declared, true);
+            }
             started = true;
+            if (scheduleConfig.polling()) {
+                schedulePoller.start(config.workerId());
+            }
             if (config.queues().isEmpty()) {
                 log.info("dbtasks {} started without workers (producer only)", config.workerId());
                 events.publish(new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), Map.of(), Instant.now()));
@@ -304,6 +345,7 @@ public final class Engine {
                 return true;
             }
             closed = true;
+            schedulePoller.stop();
             renewal.close();
             if (!started || workers.isEmpty()) {
                 if (started) {
@@ -449,6 +491,11 @@ public final class Engine {
 
     public Inbox inbox() {
         return inbox;
+    }
+
+    /** @return the schedules API; see {@link io.dbtasks.schedule.Schedules} */
+    public Schedules schedules() {
+        return schedules;
     }
 
     /** @return events dropped because a listener's queue was full; see {@link Events} */

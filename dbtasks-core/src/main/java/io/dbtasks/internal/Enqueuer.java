@@ -110,6 +110,148 @@ public final class Enqueuer {
         }
     }
 
+    /**
+     * What {@link #insertKeyed} did in the caller's transaction, and what is left for after it ends:
+     * the new tasks' ENQUEUED events and the wake-up of their queues' local workers.
+     */
+    public static final class KeyedInsert {
+        private final int inserted;
+        private final List<Task> held;
+        private final Set<String> queues;
+        private final Enqueuer enqueuer;
+
+        private KeyedInsert(Enqueuer enqueuer, int inserted, List<Task> held, Set<String> queues) {
+            this.enqueuer = enqueuer;
+            this.inserted = inserted;
+            this.held = held;
+            this.queues = queues;
+        }
+
+        /** @return how many tasks were inserted (keys that existed inserted nothing) */
+        public int inserted() {
+            return inserted;
+        }
+
+        /** Publishes ENQUEUED for the new tasks and wakes their queues; call after the commit. */
+        public void committed() {
+            for (Task t : held) {
+                enqueuer.events.release(t.id(), enqueuer.events.event(TaskEvent.Type.ENQUEUED, t, null));
+            }
+            queues.forEach(enqueuer.wake);
+        }
+
+        /** Drops the held events; call after a rollback. */
+        public void rolledBack() {
+            for (Task t : held) {
+                enqueuer.events.release(t.id(), null);
+            }
+        }
+    }
+
+    /**
+     * Inserts tasks that all have an idempotency key and ready-made JSON payloads, with one JDBC
+     * batch on the caller's connection and transaction (the recurring-schedule path: a poll enqueues
+     * hundreds of slot tasks at once, and one round trip per task would cap it). A key that exists
+     * inserts nothing: on PostgreSQL through {@code ON CONFLICT DO NOTHING}; elsewhere the batch is
+     * rolled back to a savepoint and the tasks inserted one by one, each duplicate skipped.
+     *
+     * @param c the caller's connection, in a transaction
+     * @param requests tasks with idempotency keys; their payload is ignored
+     * @param payloadJson each task's payload as JSON text, or {@code null}
+     * @return what was inserted; the caller calls {@link KeyedInsert#committed()} or {@link
+     *     KeyedInsert#rolledBack()} when its transaction ends
+     */
+    public KeyedInsert insertKeyed(Connection c, List<TaskRequest> requests, List<String> payloadJson)
+            throws SQLException {
+        if (requests.isEmpty()) {
+            return new KeyedInsert(this, 0, List.of(), Set.of());
+        }
+        int inserted;
+        if (!dialect.onKeyConflictDoNothing().isEmpty()) {
+            inserted = batch(c, requests, payloadJson);
+        } else {
+            java.sql.Savepoint before = c.setSavepoint();
+            try {
+                inserted = batch(c, requests, payloadJson);
+                c.releaseSavepoint(before);
+            } catch (SQLException e) {
+                if (!isUniqueViolation(e)) {
+                    throw e;
+                }
+                c.rollback(before);
+                inserted = 0;
+                for (int k = 0; k < requests.size(); k++) {
+                    if (!insertOne(c, requests.get(k), payloadJson.get(k)).duplicate()) {
+                        inserted++;
+                    }
+                }
+            }
+        }
+        Set<String> queues = new LinkedHashSet<>();
+        if (inserted > 0) {
+            for (TaskRequest r : requests) {
+                queues.add(r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
+            }
+            dialect.notifyEnqueued(c, queues);
+        }
+        List<Task> held = List.of();
+        if (events.enabled() && inserted > 0) {
+            held = new ArrayList<>();
+            for (Task t : selectByKeys(c, requests)) {
+                events.hold(t.id());
+                held.add(t);
+            }
+        }
+        return new KeyedInsert(this, inserted, held, queues);
+    }
+
+    private boolean isUniqueViolation(SQLException e) {
+        for (SQLException x = e; x != null; x = x.getNextException()) {
+            if (dialect.isUniqueViolation(x)) {
+                return true;
+            }
+        }
+        return e.getCause() instanceof SQLException cause && dialect.isUniqueViolation(cause);
+    }
+
+    private int batch(Connection c, List<TaskRequest> requests, List<String> payloadJson) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(insertWithKeySql)) {
+            for (int k = 0; k < requests.size(); k++) {
+                bind(ps, 1, requests.get(k), payloadJson.get(k));
+                ps.addBatch();
+            }
+            int inserted = 0;
+            for (int n : ps.executeBatch()) {
+                // A driver that does not count (SUCCESS_NO_INFO) inserted the row: a duplicate key
+                // would have failed the batch, or with ON CONFLICT been counted as 0.
+                inserted += n == PreparedStatement.SUCCESS_NO_INFO ? 1 : n;
+            }
+            return inserted;
+        }
+    }
+
+    /** The tasks of this batch just inserted (created in this transaction), for their events. */
+    private List<Task> selectByKeys(Connection c, List<TaskRequest> requests) throws SQLException {
+        List<Task> tasks = new ArrayList<>(requests.size());
+        for (int from = 0; from < requests.size(); from += MAX_MULTI_ROW) {
+            List<TaskRequest> part = requests.subList(from, Math.min(requests.size(), from + MAX_MULTI_ROW));
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS
+                    + " FROM dbtasks_task WHERE status = " + Dialect.status(TaskStatus.PENDING)
+                    + " AND attempt = 0 AND idempotency_key IN ("
+                    + String.join(", ", java.util.Collections.nCopies(part.size(), "?")) + ")")) {
+                for (int k = 0; k < part.size(); k++) {
+                    ps.setString(k + 1, part.get(k).idempotencyKey());
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        tasks.add(rows.task(rs));
+                    }
+                }
+            }
+        }
+        return tasks;
+    }
+
     private List<String> payloads(List<TaskRequest> requests) {
         List<String> payloads = new ArrayList<>(requests.size());
         for (TaskRequest r : requests) {

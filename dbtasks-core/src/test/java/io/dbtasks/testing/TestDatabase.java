@@ -121,7 +121,8 @@ public enum TestDatabase {
                     "dbtasks_once",
                     "dbtasks_inbox",
                     "dbtasks_lock",
-                    "dbtasks_lock_waiter")) {
+                    "dbtasks_lock_waiter",
+                    "dbtasks_schedule")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);
                 } catch (SQLException e) {

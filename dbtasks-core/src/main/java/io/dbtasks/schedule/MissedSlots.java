@@ -1,0 +1,128 @@
+package io.dbtasks.schedule;
+
+import java.util.Objects;
+
+/**
+ * What a schedule does with the slots it missed while no engine was running (or the database was
+ * unreachable): skip them, run the latest once, or run each of the latest up to a bound. Never an
+ * unbounded storm of catch-up tasks.
+ *
+ * <p>A slot is <em>missed</em> when it is found due more than the schedule's {@linkplain
+ * Schedule#misfireThreshold() misfire threshold} after its time; a slot found due sooner is on time
+ * and always enqueued, whatever the policy. The policies follow Quartz's misfire instructions for
+ * cron triggers and Hangfire's {@code MisfireHandlingMode}:
+ *
+ * <table>
+ *   <caption>Policies and their counterparts</caption>
+ *   <tr><th>policy</th><th>tasks for the missed slots</th><th>Quartz</th><th>Hangfire</th></tr>
+ *   <tr><td>{@link #skip()}</td><td>none</td><td>{@code MISFIRE_INSTRUCTION_DO_NOTHING}</td>
+ *       <td>{@code Ignorable}</td></tr>
+ *   <tr><td>{@link #runLatest()} (default)</td><td>one, for the latest missed slot, unless an on-time
+ *       slot is enqueued in the same poll</td><td>{@code MISFIRE_INSTRUCTION_FIRE_ONCE_NOW}</td>
+ *       <td>{@code Relaxed}</td></tr>
+ *   <tr><td>{@link #runEach(int) runEach(n)}</td><td>one per missed slot, the latest {@code n}
+ *       (older ones are dropped)</td><td>({@code SimpleTrigger}'s "existing count")</td>
+ *       <td>{@code Strict}, bounded</td></tr>
+ * </table>
+ *
+ * <p>Each task of a missed slot carries that slot's own key and time ({@link Schedule#slotKey}), so a
+ * handler can tell which period it stands for. Immutable and thread-safe.
+ */
+public final class MissedSlots {
+    /** The policy's kind, stored as text in {@code dbtasks_schedule.missed_slots}. */
+    public enum Mode {
+        /** Missed slots get no task; the schedule goes on from its next slot. */
+        SKIP,
+        /** The latest missed slot gets one task; older ones none. */
+        RUN_LATEST,
+        /** Each of the latest {@link MissedSlots#max()} missed slots gets a task. */
+        RUN_EACH
+    }
+
+    /** The most missed slots {@link #runEach(int)} may catch up at once. */
+    public static final int MAX_RUN_EACH = 1000;
+
+    private static final MissedSlots SKIP = new MissedSlots(Mode.SKIP, 0);
+    private static final MissedSlots RUN_LATEST = new MissedSlots(Mode.RUN_LATEST, 1);
+
+    private final Mode mode;
+    private final int max;
+
+    private MissedSlots(Mode mode, int max) {
+        this.mode = mode;
+        this.max = max;
+    }
+
+    /**
+     * @return the policy that enqueues nothing for missed slots
+     */
+    public static MissedSlots skip() {
+        return SKIP;
+    }
+
+    /**
+     * @return the policy that enqueues one task, for the latest missed slot (the default)
+     */
+    public static MissedSlots runLatest() {
+        return RUN_LATEST;
+    }
+
+    /**
+     * @param max the most missed slots to enqueue, the latest ones, 1 to {@value #MAX_RUN_EACH}
+     * @return the policy that enqueues one task per missed slot, at most {@code max}
+     * @throws InvalidScheduleException if {@code max} is out of range
+     */
+    public static MissedSlots runEach(int max) {
+        if (max < 1 || max > MAX_RUN_EACH) {
+            throw new InvalidScheduleException("runEach(max) needs 1 to " + MAX_RUN_EACH + " missed slots, got " + max
+                    + "; use skip() to run none");
+        }
+        return new MissedSlots(Mode.RUN_EACH, max);
+    }
+
+    /**
+     * Rebuilds a policy from its stored form.
+     *
+     * @param mode the mode
+     * @param max the bound of {@link Mode#RUN_EACH}; ignored for the others
+     * @return the policy
+     * @throws InvalidScheduleException if {@code max} is out of range for {@link Mode#RUN_EACH}
+     */
+    public static MissedSlots of(Mode mode, int max) {
+        return switch (Objects.requireNonNull(mode, "mode")) {
+            case SKIP -> SKIP;
+            case RUN_LATEST -> RUN_LATEST;
+            case RUN_EACH -> runEach(max);
+        };
+    }
+
+    /**
+     * @return the policy's kind
+     */
+    public Mode mode() {
+        return mode;
+    }
+
+    /**
+     * @return the most missed slots enqueued at once: 0 for {@link Mode#SKIP}, 1 for {@link
+     *     Mode#RUN_LATEST}, the bound for {@link Mode#RUN_EACH}
+     */
+    public int max() {
+        return max;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MissedSlots m && m.mode == mode && m.max == max;
+    }
+
+    @Override
+    public int hashCode() {
+        return mode.hashCode() * 31 + max;
+    }
+
+    @Override
+    public String toString() {
+        return mode == Mode.RUN_EACH ? "runEach(" + max + ")" : mode == Mode.SKIP ? "skip()" : "runLatest()";
+    }
+}
