@@ -23,8 +23,20 @@ import org.springframework.util.ReflectionUtils;
 final class AnnotatedHandlers {
     private AnnotatedHandlers() {}
 
-    /** One declared handler: its kind, payload type, a description for errors, and the handler. */
-    record Declared(String kind, Class<?> payloadType, String description, io.dbtasks.TaskHandler<?> handler) {}
+    /**
+     * One declared handler: its kind, payload type, a description for errors, the handler, and the
+     * schedule that enqueues its tasks ({@link Recurring}) or {@code null}.
+     */
+    record Declared(
+            String kind,
+            Class<?> payloadType,
+            String description,
+            io.dbtasks.TaskHandler<?> handler,
+            io.dbtasks.schedule.Schedule schedule) {
+        Declared(String kind, Class<?> payloadType, String description, io.dbtasks.TaskHandler<?> handler) {
+            this(kind, payloadType, description, handler, null);
+        }
+    }
 
     static List<Declared> find(ListableBeanFactory beanFactory) {
         List<Declared> found = new ArrayList<>();
@@ -42,6 +54,11 @@ final class AnnotatedHandlers {
                     MethodIntrospector.selectMethods(userType, (MethodIntrospector.MetadataLookup<TaskHandler>)
                             m -> AnnotatedElementUtils.findMergedAnnotation(m, TaskHandler.class));
             methods.forEach((method, annotation) -> found.add(forMethod(beanFactory, name, method, annotation)));
+            Map<Method, Recurring> recurring =
+                    MethodIntrospector.selectMethods(userType, (MethodIntrospector.MetadataLookup<Recurring>)
+                            m -> AnnotatedElementUtils.findMergedAnnotation(m, Recurring.class));
+            recurring.forEach(
+                    (method, annotation) -> found.add(forRecurring(beanFactory, name, userType, method, annotation)));
         }
         return found;
     }
@@ -81,6 +98,55 @@ final class AnnotatedHandlers {
                 kind, payload, description, new MethodHandler(beanFactory, name, method, payloadIndex, params.length));
     }
 
+    private static Declared forRecurring(
+            BeanFactory beanFactory, String name, Class<?> type, Method method, Recurring annotation) {
+        String description =
+                "bean '" + name + "' method " + method.getDeclaringClass().getName() + "." + method.getName();
+        for (Class<?> p : method.getParameterTypes()) {
+            if (p != TaskContext.class) {
+                throw new IllegalStateException("@Recurring " + description
+                        + " may take only a TaskContext parameter (its tasks have no payload)");
+            }
+        }
+        String kind = annotation.name().isBlank()
+                ? type.getSimpleName() + "." + method.getName()
+                : resolve(beanFactory, annotation.name());
+        String cron = resolve(beanFactory, annotation.cron());
+        String rate = resolve(beanFactory, annotation.fixedRate());
+        if (cron.isBlank() == rate.isBlank()) {
+            throw new IllegalStateException("@Recurring " + description + " needs exactly one of cron and fixedRate");
+        }
+        io.dbtasks.schedule.Trigger trigger = cron.isBlank()
+                ? io.dbtasks.schedule.Trigger.fixedRate(
+                        org.springframework.boot.convert.DurationStyle.detectAndParse(rate))
+                : io.dbtasks.schedule.Trigger.cron(cron, java.time.ZoneId.of(resolve(beanFactory, annotation.zone())));
+        io.dbtasks.schedule.Schedule.Builder schedule = io.dbtasks.schedule.Schedule.builder(kind, trigger)
+                .task(kind)
+                .missedSlots(
+                        annotation.missedSlots() == Recurring.Missed.SKIP
+                                ? io.dbtasks.schedule.MissedSlots.skip()
+                                : io.dbtasks.schedule.MissedSlots.runLatest());
+        String queue = resolve(beanFactory, annotation.queue());
+        if (!queue.isBlank()) {
+            schedule.queue(queue);
+        }
+        int arity = method.getParameterCount();
+        return new Declared(
+                kind,
+                Void.class,
+                description,
+                new MethodHandler(beanFactory, name, method, -1, arity),
+                schedule.build());
+    }
+
+    private static String resolve(BeanFactory beanFactory, String value) {
+        if (beanFactory instanceof org.springframework.beans.factory.config.ConfigurableBeanFactory c) {
+            String resolved = c.resolveEmbeddedValue(value);
+            return resolved == null ? "" : resolved.trim();
+        }
+        return value.trim();
+    }
+
     private static String kind(TaskHandler annotation, String where) {
         String kind = annotation.value();
         if (kind == null || kind.isBlank()) {
@@ -97,6 +163,9 @@ final class AnnotatedHandlers {
                 declared.kind(),
                 (Class<P>) declared.payloadType(),
                 observations == null ? handler : observations.wrap(declared.kind(), handler));
+        if (declared.schedule() != null) {
+            builder.schedule(declared.schedule());
+        }
     }
 
     /** A handler bean resolved when its first task runs. */

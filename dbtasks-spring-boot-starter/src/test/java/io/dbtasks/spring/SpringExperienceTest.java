@@ -324,6 +324,48 @@ class SpringExperienceTest {
                 .isEqualTo(ZonedDateTime.of(2026, 11, 23, 14, 5, 0, 0, berlin).toInstant());
     }
 
+    static class Ticker {
+        final AtomicInteger ticks = new AtomicInteger();
+
+        @Recurring(fixedRate = "500ms", name = "ticker")
+        void tick(TaskContext ctx) {
+            ticks.incrementAndGet();
+        }
+
+        int ticks() {
+            return ticks.get();
+        }
+    }
+
+    @Test
+    void recurringMethodsDeclareASchedulePerMethodAndRunEachSlotAsATask() {
+        fresh().withBean(Ticker.class).run(context -> {
+            DbTasks dbTasks = context.getBean(DbTasks.class);
+            assertThat(dbTasks.kinds()).contains("ticker");
+            assertThat(dbTasks.schedules().find("ticker")).isPresent();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> context.getBean(Ticker.class).ticks() >= 3);
+            assertThat(dbTasks.list(io.dbtasks.TaskFilter.ALL, 0, 100).items())
+                    .filteredOn(t -> t.kind().equals("ticker"))
+                    .allSatisfy(t -> assertThat(t.idempotencyKey()).startsWith("schedule:ticker@"));
+        });
+    }
+
+    static class RecurringClash {
+        @Recurring(cron = "0 0 * * * *", name = "mail.send")
+        void clash() {}
+    }
+
+    @Test
+    void aRecurringNameThatIsAlsoAHandlerKindFailsTheStartup() {
+        fresh().withBean(Mailer.class)
+                .withBean(RecurringClash.class)
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .isInstanceOf(DuplicateKindException.class)
+                        .hasMessageContaining("mail.send"));
+    }
+
     // ---- actuator and metrics conditions ----
 
     @Test
