@@ -33,6 +33,8 @@ public class RunOnceInterceptor implements MethodInterceptor {
     /** A scheduler may fire a little before the slot's time by its own clock; this much early still counts. */
     static final Duration EARLY_FIRE = Duration.ofMillis(50);
 
+    private static final ThreadLocal<String> CURRENT_KEY = new ThreadLocal<>();
+
     private final ObjectProvider<DbTasks> dbTasks;
     private final Environment environment;
     private final Clock clock;
@@ -61,6 +63,8 @@ public class RunOnceInterceptor implements MethodInterceptor {
         Object[] returned = new Object[1];
         Throwable[] thrown = new Throwable[1];
         RunOnceResult result = dbTasks.getObject().guards().runOnce(key, plan.lease, lease -> {
+            String outer = CURRENT_KEY.get();
+            CURRENT_KEY.set(key);
             try {
                 returned[0] = invocation.proceed();
             } catch (Exception e) {
@@ -68,6 +72,12 @@ public class RunOnceInterceptor implements MethodInterceptor {
             } catch (Throwable t) {
                 thrown[0] = t;
                 throw new java.lang.reflect.UndeclaredThrowableException(t);
+            } finally {
+                if (outer == null) {
+                    CURRENT_KEY.remove();
+                } else {
+                    CURRENT_KEY.set(outer);
+                }
             }
         });
         switch (result.outcome()) {
@@ -94,6 +104,16 @@ public class RunOnceInterceptor implements MethodInterceptor {
             }
             default -> throw new IllegalStateException("Unknown run-once outcome " + result.outcome());
         }
+    }
+
+    /**
+     * The run-once key of the {@link RunOnce} method running on this thread, for logging or for
+     * naming what it produces after its period.
+     *
+     * @return the key, or empty outside a guarded run
+     */
+    public static java.util.Optional<String> currentKey() {
+        return java.util.Optional.ofNullable(CURRENT_KEY.get());
     }
 
     private static Object skipped(RunOnce.Skipped what, RunOnceResult result) {
