@@ -68,27 +68,6 @@ public class DbTasksAutoConfiguration {
     }
 
     /**
-     * The facade application code enqueues through: it joins the caller's Spring transaction on
-     * the engine's DataSource, and propagates the trace context when tracing is on.
-     *
-     * @param dbTasks the engine
-     * @param dataSource the DataSource the engine and the application share
-     * @param properties for {@code dbtasks.tracing.enabled}
-     * @param observations the observation registry, if any
-     * @return the template
-     */
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnSingleCandidate(DbTasks.class)
-    public TaskTemplate taskTemplate(
-            DbTasks dbTasks,
-            DataSource dataSource,
-            DbTasksProperties properties,
-            ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
-        return new TaskTemplate(dbTasks, dataSource, observations(properties, observations));
-    }
-
-    /**
      * Proxies beans with {@link RunOnce} methods. Static, as a bean post-processor must be.
      *
      * @param dbTasks the engine, resolved at the first guarded call
@@ -101,7 +80,7 @@ public class DbTasksAutoConfiguration {
         return new RunOnceAdvisor(new RunOnceInterceptor(dbTasks, environment, java.time.Clock.systemUTC()));
     }
 
-    private static TaskObservations observations(
+    static TaskObservations observations(
             DbTasksProperties properties, ObjectProvider<io.micrometer.observation.ObservationRegistry> registry) {
         if (!properties.getTracing().isEnabled()
                 || !ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", null)) {

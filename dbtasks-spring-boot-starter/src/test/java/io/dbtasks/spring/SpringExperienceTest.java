@@ -55,6 +55,7 @@ class SpringExperienceTest {
             .withConfiguration(AutoConfigurations.of(
                     DataSourceAutoConfiguration.class,
                     DbTasksAutoConfiguration.class,
+                    TaskTemplateAutoConfiguration.class,
                     DbTasksObservabilityAutoConfiguration.class))
             .withPropertyValues(
                     "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
@@ -206,7 +207,9 @@ class SpringExperienceTest {
     void twoDataSourcesWithoutAPrimaryMeanNoEngineTemplateHealthOrMeters() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(
-                        DbTasksAutoConfiguration.class, DbTasksObservabilityAutoConfiguration.class))
+                        DbTasksAutoConfiguration.class,
+                        TaskTemplateAutoConfiguration.class,
+                        DbTasksObservabilityAutoConfiguration.class))
                 .withBean("first", DataSource.class, () -> h2())
                 .withBean("second", DataSource.class, () -> h2())
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
@@ -221,11 +224,29 @@ class SpringExperienceTest {
     @Test
     void aPrimaryOfTwoDataSourcesCarriesTheEngine() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DbTasksAutoConfiguration.class))
+                .withConfiguration(
+                        AutoConfigurations.of(DbTasksAutoConfiguration.class, TaskTemplateAutoConfiguration.class))
                 .withBean("first", DataSource.class, () -> h2(), bd -> bd.setPrimary(true))
                 .withBean("second", DataSource.class, () -> h2())
                 .withPropertyValues("dbtasks.workers.enabled=false")
                 .run(context -> assertThat(context).hasSingleBean(DbTasks.class).hasSingleBean(TaskTemplate.class));
+    }
+
+    @Test
+    void anApplicationsOwnEngineBesideTwoDataSourcesGetsNoTemplateAndTheContextStarts() {
+        DataSource first = h2();
+        new ApplicationContextRunner()
+                .withConfiguration(
+                        AutoConfigurations.of(DbTasksAutoConfiguration.class, TaskTemplateAutoConfiguration.class))
+                .withBean("first", DataSource.class, () -> first)
+                .withBean("second", DataSource.class, () -> h2())
+                .withBean(
+                        DbTasks.class,
+                        () -> DbTasks.builder(first).workers(false).build())
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .hasSingleBean(DbTasks.class)
+                        .doesNotHaveBean(TaskTemplate.class));
     }
 
     // ---- @RunOnce ----
