@@ -35,7 +35,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new EnqueueScenario(),
                     new LatencyScenario(),
                     new ScaleScenario(),
-                    new SoakScenario())
+                    new SoakScenario(),
+                    new RetentionScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 

@@ -57,7 +57,8 @@ record BenchConfig(
         Duration slowListener) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
-    static final List<String> ALL = List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak");
+    static final List<String> ALL =
+            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "retention");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
