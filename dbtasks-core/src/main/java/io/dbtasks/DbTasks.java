@@ -75,6 +75,12 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(15);
     /** The default {@link Builder#statementTimeout}: 30 s. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
+    /** How long SUCCEEDED tasks are kept by default before retention deletes them. */
+    public static final Duration DEFAULT_SUCCEEDED_RETENTION = Duration.ofDays(7);
+    /** How long FAILED and CANCELLED tasks are kept by default before retention deletes them. */
+    public static final Duration DEFAULT_FAILED_RETENTION = Duration.ofDays(30);
+    /** How often retention sweeps by default. */
+    public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(15);
     /** The most tasks one claim statement takes. */
     public static final int DEFAULT_CLAIM_BATCH = 100;
     /**
@@ -218,6 +224,18 @@ public final class DbTasks implements AutoCloseable {
      */
     public TaskStats stats() {
         return engine.queries().stats();
+    }
+
+    /**
+     * The depth of every queue that has PENDING, RUNNING or FAILED tasks, in one statement served by
+     * the claim, rescue and unsuccessful-task indexes (on PostgreSQL), without reading finished
+     * history; meant for gauges sampled on an interval. Due-ness and age are by the database clock.
+     *
+     * @return one entry per queue, by queue name; queues without such tasks are absent
+     * @throws DbTasksException if the database fails
+     */
+    public List<QueueDepth> queueDepths() {
+        return engine.queries().queueDepths();
     }
 
     /**
@@ -483,6 +501,14 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * @return the queues this engine works and the most tasks of each it runs at once; empty for a
+     *     producer-only engine; immutable
+     */
+    public Map<String, Integer> queues() {
+        return engine.queues();
+    }
+
+    /**
      * @return this engine's worker id, written as the lease owner of the tasks it claims
      */
     public String workerId() {
@@ -515,6 +541,18 @@ public final class DbTasks implements AutoCloseable {
      */
     public DbTasksHealth health() {
         return engine.health();
+    }
+
+    /**
+     * Runs one retention sweep now on the calling thread, with the ages set on the builder (the
+     * sweep interval does not matter), without taking the cluster-wide retention lock. For tests,
+     * operators and engines without workers; started engines sweep on their own.
+     *
+     * @return rows deleted: finished tasks (their attempts not counted), guards and inbox records
+     * @throws DbTasksException if the database fails; batches deleted before it stay deleted
+     */
+    public long sweepRetention() {
+        return engine.sweepRetention();
     }
 
     /**
@@ -559,6 +597,15 @@ public final class DbTasks implements AutoCloseable {
 
         private record ChunkRegistration<P>(String kind, Class<P> paramsType, ChunkHandler<P> handler) {}
 
+        private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+        private final Map<TaskStatus, Duration> taskRetention = new java.util.EnumMap<>(Map.of(
+                TaskStatus.SUCCEEDED, DEFAULT_SUCCEEDED_RETENTION,
+                TaskStatus.FAILED, DEFAULT_FAILED_RETENTION,
+                TaskStatus.CANCELLED, DEFAULT_FAILED_RETENTION));
+        private Duration guardRetention = Duration.ZERO;
+        private final Map<String, Duration> longRunningByKind = new LinkedHashMap<>();
+        private final Map<String, Duration> longRunningByQueue = new LinkedHashMap<>();
+        private Duration inboxRetention = Duration.ZERO;
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
         private boolean scheduling = true;
         private Duration schedulePollInterval = DEFAULT_SCHEDULE_POLL_INTERVAL;
@@ -922,7 +969,7 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
-         * Publishes a {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} event, once per attempt,
+         * Publishes a {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} event and logs a warning, once per attempt,
          * for a handler that runs longer than {@code threshold}. Checked on a timer every half
          * threshold (at most every half heartbeat interval, at least every 10 ms), so the event may
          * come that much later. Default {@link Duration#ZERO}: never.
@@ -937,6 +984,59 @@ public final class DbTasks implements AutoCloseable {
                 throw new IllegalArgumentException("longRunningThreshold must not be negative, got " + threshold);
             }
             this.longRunningThreshold = threshold;
+            return this;
+        }
+
+        /**
+         * The long-running threshold of tasks of {@code kind}, which wins over their queue's ({@link
+         * #longRunningThresholdForQueue}) and the engine's ({@link #longRunningThreshold}). A task
+         * past it publishes {@link io.dbtasks.event.TaskEvent.Type#LONG_RUNNING} and logs a warning,
+         * once per attempt.
+         *
+         * @param kind the kind
+         * @param threshold how long its handler may run; zero for never
+         * @return this
+         * @throws IllegalArgumentException if {@code threshold} is negative
+         */
+        public Builder longRunningThresholdForKind(String kind, Duration threshold) {
+            longRunningByKind.put(Objects.requireNonNull(kind, "kind"), nonNegative(threshold, "threshold"));
+            return this;
+        }
+
+        /**
+         * The long-running threshold of tasks in {@code queue}, which wins over the engine's ({@link
+         * #longRunningThreshold}) and loses to a kind's ({@link #longRunningThresholdForKind}).
+         *
+         * @param queue the queue
+         * @param threshold how long a handler may run; zero for never
+         * @return this
+         * @throws IllegalArgumentException if {@code threshold} is negative
+         */
+        public Builder longRunningThresholdForQueue(String queue, Duration threshold) {
+            longRunningByQueue.put(Objects.requireNonNull(queue, "queue"), nonNegative(threshold, "threshold"));
+            return this;
+        }
+
+        /**
+         * How often a started engine with workers deletes old rows: finished tasks with their
+         * attempts ({@link #retention(TaskStatus, Duration)}), run-once guards ({@link
+         * #guardRetention}) and inbox records ({@link #inboxRetention}). One engine of the cluster at a
+         * time sweeps (lease lock {@code dbtasks.retention}); tasks go in batches of 1,000 rows per
+         * statement, each its own short transaction, found on the index of finished tasks by status
+         * and finish time, aged by the database clock. The first sweep runs one interval after
+         * {@link DbTasks#start()}.
+         *
+         * @param interval the sweep interval, default 15 minutes; {@link Duration#ZERO} turns
+         *     retention off
+         * @return this
+         * @throws IllegalArgumentException if {@code interval} is negative
+         */
+        public Builder retentionInterval(Duration interval) {
+            Objects.requireNonNull(interval, "interval");
+            if (interval.isNegative()) {
+                throw new IllegalArgumentException("retentionInterval must not be negative, got " + interval);
+            }
+            this.retentionInterval = interval;
             return this;
         }
 
@@ -962,6 +1062,29 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * How long tasks that finished in {@code status} are kept, counted from their finish time.
+         * Defaults: SUCCEEDED 7 days, FAILED and CANCELLED 30 days.
+         *
+         * @param status SUCCEEDED, FAILED or CANCELLED
+         * @param age the age past which they are deleted; {@link Duration#ZERO} keeps them forever
+         * @return this
+         * @throws IllegalArgumentException if {@code status} is not a finished status or {@code age}
+         *     is negative
+         */
+        public Builder retention(TaskStatus status, Duration age) {
+            Objects.requireNonNull(status, "status");
+            Objects.requireNonNull(age, "age");
+            if (status == TaskStatus.PENDING || status == TaskStatus.RUNNING) {
+                throw new IllegalArgumentException("retention applies to finished tasks only, not " + status);
+            }
+            if (age.isNegative()) {
+                throw new IllegalArgumentException("retention age must not be negative, got " + age);
+            }
+            taskRetention.put(status, age);
+            return this;
+        }
+
+        /**
          * Whether a started engine enqueues due schedule slots (default {@code true}). Turned off, the
          * engine still saves its declared schedules and serves {@link DbTasks#schedules()}, and
          * {@link Schedules#enqueueDue()} polls on demand; other engines enqueue the slots.
@@ -971,6 +1094,20 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder scheduling(boolean enabled) {
             this.scheduling = enabled;
+            return this;
+        }
+
+        /**
+         * How long run-once guard rows are kept after their last change ({@link
+         * RunOnceGuards#deleteOlderThan}). A key whose row is deleted may run again, so keep rows
+         * longer than the window in which a key can recur. Default {@link Duration#ZERO}: kept.
+         *
+         * @param age the age; zero keeps them
+         * @return this
+         * @throws IllegalArgumentException if {@code age} is negative
+         */
+        public Builder guardRetention(Duration age) {
+            this.guardRetention = nonNegative(age, "guardRetention");
             return this;
         }
 
@@ -987,6 +1124,27 @@ public final class DbTasks implements AutoCloseable {
         public Builder schedulePollInterval(Duration interval) {
             this.schedulePollInterval = Objects.requireNonNull(interval, "interval");
             return this;
+        }
+
+        /**
+         * How long inbox records are kept ({@link Inbox#deleteOlderThan}); a message redelivered after
+         * its record is deleted is processed again. Default {@link Duration#ZERO}: kept.
+         *
+         * @param age the age; zero keeps them
+         * @return this
+         * @throws IllegalArgumentException if {@code age} is negative
+         */
+        public Builder inboxRetention(Duration age) {
+            this.inboxRetention = nonNegative(age, "inboxRetention");
+            return this;
+        }
+
+        private static Duration nonNegative(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, got " + d);
+            }
+            return d;
         }
 
         /**
@@ -1105,11 +1263,11 @@ public final class DbTasks implements AutoCloseable {
             }
             ScheduleConfig scheduleConfig = new ScheduleConfig(
                     List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
-            return new DbTasks(
-                    Engine.create(
-                            dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig),
-                    mapper,
-                    jobsForSlots);
+            Engine engine = Engine.create(
+                    dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig);
+            engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
+            engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
+            return new DbTasks(engine, mapper, jobsForSlots);
         }
 
         private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {

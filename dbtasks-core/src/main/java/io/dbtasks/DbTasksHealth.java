@@ -3,18 +3,53 @@ package io.dbtasks;
 import java.time.Instant;
 
 /**
- * A snapshot of how the engine's database work is going, for a health check: when a statement the
- * engine issued last succeeded, how many have failed in a row since, and the last failure. A stall
- * (a statement or commit that took longer than {@link DbTasks.Builder#statementTimeout}) counts as
- * a failure. Times are this JVM's wall clock.
+ * A snapshot of how the engine is doing, for a health check: when a statement the engine issued
+ * last succeeded, how many have failed in a row since, and the last failure; whether its claim loops
+ * run and go round; when its rescue sweep last completed; and, on PostgreSQL, whether its LISTEN
+ * connection is up. A stall (a statement or commit that took longer than {@link
+ * DbTasks.Builder#statementTimeout}) counts as a failure. Times are this JVM's wall clock.
  *
  * @param lastSuccessAt when a unit of engine database work (claim, heartbeat, completion, rescue,
  *     query, ...) last succeeded; {@code null} if none has yet
  * @param consecutiveFailures units of work that failed since the last success; 0 when healthy
  * @param lastFailureAt when one last failed; {@code null} if none has
  * @param lastFailure what failed and why (the error message, a stall says so); {@code null} if none
+ * @param workersStarted whether the engine was started with workers and not stopped; {@code false}
+ *     for a producer-only engine
+ * @param claimLoops how many claim loops the engine runs (one or two per queue); 0 without workers
+ * @param claimLoopsAlive how many of them have a live thread
+ * @param oldestClaimLoopAt when the claim loop that went round least recently last did so (each
+ *     loop goes round at least every poll interval while it waits, and after each claim); {@code
+ *     null} without workers or before every loop went round once
+ * @param lastRescueAt when the rescue sweep of expired leases last completed; {@code null} if none
+ *     has (or without workers)
+ * @param listening on PostgreSQL with workers, whether the LISTEN connection is up now; {@code null}
+ *     where the engine does not listen (other databases, a declared transaction pooler, no workers)
  */
-public record DbTasksHealth(Instant lastSuccessAt, int consecutiveFailures, Instant lastFailureAt, String lastFailure) {
+public record DbTasksHealth(
+        Instant lastSuccessAt,
+        int consecutiveFailures,
+        Instant lastFailureAt,
+        String lastFailure,
+        boolean workersStarted,
+        int claimLoops,
+        int claimLoopsAlive,
+        Instant oldestClaimLoopAt,
+        Instant lastRescueAt,
+        Boolean listening) {
+
+    /**
+     * The database part only, for an engine without workers.
+     *
+     * @param lastSuccessAt see the record
+     * @param consecutiveFailures see the record
+     * @param lastFailureAt see the record
+     * @param lastFailure see the record
+     */
+    public DbTasksHealth(Instant lastSuccessAt, int consecutiveFailures, Instant lastFailureAt, String lastFailure) {
+        this(lastSuccessAt, consecutiveFailures, lastFailureAt, lastFailure, false, 0, 0, null, null, null);
+    }
+
     /** @return whether the last unit of database work succeeded (or none has failed yet) */
     public boolean healthy() {
         return consecutiveFailures == 0;

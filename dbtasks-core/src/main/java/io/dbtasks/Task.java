@@ -27,6 +27,8 @@ import java.time.Instant;
  * @param startedAt when the current or last attempt started, or {@code null}
  * @param finishedAt when it reached a final state, or {@code null}
  * @param lastError a readable reason for the last failure, or {@code null}
+ * @param traceParent the W3C {@code traceparent} of the span that enqueued it (see {@link
+ *     TaskRequest#traceParent()}), or {@code null}
  */
 public record Task(
         long id,
@@ -49,4 +51,5 @@ public record Task(
         Instant updatedAt,
         Instant startedAt,
         Instant finishedAt,
-        String lastError) {}
+        String lastError,
+        String traceParent) {}

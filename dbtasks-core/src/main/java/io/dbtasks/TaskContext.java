@@ -68,4 +68,20 @@ public interface TaskContext {
      * @throws DbTasksException if the database cannot be reached
      */
     void heartbeat();
+
+    /**
+     * @return the W3C {@code traceparent} stored with the task by the span that enqueued it, so the
+     *     handler (or an integration around it) can continue that trace; {@code null} if none
+     */
+    default String traceParent() {
+        return null;
+    }
+
+    /**
+     * @return when this attempt was due (the task's run-at, by the database clock); {@code null}
+     *     where not known
+     */
+    default java.time.Instant runAt() {
+        return null;
+    }
 }

@@ -24,6 +24,12 @@ import java.util.Objects;
  * @param idempotencyKey a unique key: enqueuing it again returns the existing task; or {@code null}
  * @param name a display name, or {@code null}
  * @param reference a business reference, or {@code null}
+ * @param traceParent the W3C Trace Context {@code traceparent} header value of the span that
+ *     enqueues the task ({@code 00-<trace-id>-<span-id>-<flags>}, see
+ *     https://www.w3.org/TR/trace-context/), stored with the task so its execution can continue the
+ *     trace; {@code null} for none. The engine stores it and hands it to the handler ({@link
+ *     TaskContext#traceParent()}) and to event listeners; it does not read it. At most {@value
+ *     #MAX_TRACE_PARENT_LENGTH} characters
  */
 public record TaskRequest(
         String kind,
@@ -37,10 +43,14 @@ public record TaskRequest(
         Duration timeout,
         String idempotencyKey,
         String name,
-        String reference) {
+        String reference,
+        String traceParent) {
 
     /** The longest kind, queue, name or reference accepted. */
     public static final int MAX_NAME_LENGTH = 200;
+
+    /** The longest trace parent accepted (a version-00 {@code traceparent} has 55). */
+    public static final int MAX_TRACE_PARENT_LENGTH = 128;
 
     /** The longest idempotency key accepted. */
     public static final int MAX_KEY_LENGTH = 255;
@@ -69,6 +79,32 @@ public record TaskRequest(
         }
         checkLength(name, "name");
         checkLength(reference, "reference");
+        if (traceParent != null && (traceParent.isBlank() || traceParent.length() > MAX_TRACE_PARENT_LENGTH)) {
+            throw new IllegalArgumentException(
+                    "traceParent must be 1 to " + MAX_TRACE_PARENT_LENGTH + " characters and not blank, or null");
+        }
+    }
+
+    /**
+     * @param traceParent the W3C {@code traceparent} of the enqueuing span, or {@code null}
+     * @return a copy of this request carrying {@code traceParent}
+     * @throws IllegalArgumentException if it is blank or too long
+     */
+    public TaskRequest withTraceParent(String traceParent) {
+        return new TaskRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                runAfter,
+                maxAttempts,
+                retryPolicy,
+                timeout,
+                idempotencyKey,
+                name,
+                reference,
+                traceParent);
     }
 
     /**
@@ -144,6 +180,7 @@ public record TaskRequest(
         private String idempotencyKey;
         private String name;
         private String reference;
+        private String traceParent;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -249,6 +286,16 @@ public record TaskRequest(
         }
 
         /**
+         * @param traceParent the W3C {@code traceparent} of the enqueuing span, or {@code null}; see
+         *     {@link TaskRequest#traceParent()}
+         * @return this
+         */
+        public Builder traceParent(String traceParent) {
+            this.traceParent = traceParent;
+            return this;
+        }
+
+        /**
          * @return the request
          * @throws IllegalArgumentException if a field is out of range
          * @throws NullPointerException if the kind is {@code null}
@@ -266,7 +313,8 @@ public record TaskRequest(
                     timeout,
                     idempotencyKey,
                     name,
-                    reference);
+                    reference,
+                    traceParent);
         }
     }
 }

@@ -36,7 +36,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new LatencyScenario(),
                     new ScaleScenario(),
                     new SoakScenario(),
-                    new ScheduleScenario())
+                    new ScheduleScenario(),
+                    new RetentionScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 

@@ -68,7 +68,7 @@ record BenchConfig(
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
     static final List<String> ALL =
-            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "schedules");
+            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "schedules", "retention");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {

@@ -77,6 +77,15 @@ final class TaskTable {
                         + finished + ", " + finished + ", " + finished);
     }
 
+    /** Inserts {@code n} SUCCEEDED tasks that finished {@code age} ago, for the retention scenario. */
+    void insertOldSucceeded(long n, java.time.Duration age) throws SQLException {
+        String finished = db.secondsAgo(Long.toString(age.toSeconds()));
+        insert(
+                n,
+                "'SUCCEEDED', 0, 1, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + finished + ", " + finished + ", "
+                        + finished + ", " + finished + ", " + finished);
+    }
+
     private void insert(long n, String values) throws SQLException {
         long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
         try (Connection c = dataSource.getConnection();

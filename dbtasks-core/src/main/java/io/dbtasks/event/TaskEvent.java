@@ -23,6 +23,10 @@ import java.util.Objects;
  *     plus the same backoff); {@code null} otherwise
  * @param detail a readable reason for failures, retries, rescues, lease losses and cancels (the
  *     error's class and message, for instance); {@code null} otherwise
+ * @param runAt when the attempt was due (the task's run-at by the database clock), so a listener
+ *     can measure start lag as {@code at - runAt} of {@link Type#STARTED}; {@code null} for events
+ *     built without the task row ({@link Type#RESCUED}, {@link Type#LEASE_LOST})
+ * @param traceParent the W3C {@code traceparent} stored with the task, or {@code null}
  */
 public record TaskEvent(
         Type type,
@@ -34,7 +38,37 @@ public record TaskEvent(
         String workerId,
         Instant at,
         Instant nextRunAt,
-        String detail) {
+        String detail,
+        Instant runAt,
+        String traceParent) {
+
+    /**
+     * An event without run-at and trace parent.
+     *
+     * @param type see the record
+     * @param taskId see the record
+     * @param kind see the record
+     * @param queue see the record
+     * @param attempt see the record
+     * @param fencingToken see the record
+     * @param workerId see the record
+     * @param at see the record
+     * @param nextRunAt see the record
+     * @param detail see the record
+     */
+    public TaskEvent(
+            Type type,
+            long taskId,
+            String kind,
+            String queue,
+            int attempt,
+            Long fencingToken,
+            String workerId,
+            Instant at,
+            Instant nextRunAt,
+            String detail) {
+        this(type, taskId, kind, queue, attempt, fencingToken, workerId, at, nextRunAt, detail, null, null);
+    }
 
     /** Checks the fields that are never {@code null}. */
     public TaskEvent {

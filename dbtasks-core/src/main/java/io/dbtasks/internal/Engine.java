@@ -86,7 +86,14 @@ public final class Engine {
     private volatile boolean closed;
     private ExecutorService executor;
     private ScheduledExecutorService scheduler;
-    private AutoCloseable listener;
+    private volatile AutoCloseable listener;
+    private volatile LeaseKeeper keeper;
+    private Duration retentionInterval = Duration.ZERO;
+    private Map<String, Duration> longRunningByKind = Map.of();
+    private Map<String, Duration> longRunningByQueue = Map.of();
+    private Map<io.dbtasks.TaskStatus, Duration> taskRetention = Map.of();
+    private Duration guardRetention = Duration.ZERO;
+    private Duration inboxRetention = Duration.ZERO;
     /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
     private boolean listen = true;
 
@@ -229,16 +236,26 @@ public final class Engine {
                     config.random());
             LeaseKeeper keeper =
                     new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
+            this.keeper = keeper;
             Duration longRunning = config.longRunningThreshold();
-            if (events.enabled() && !longRunning.isZero()) {
+            long shortest = java.util.stream.Stream.concat(
+                            java.util.stream.Stream.of(longRunning),
+                            java.util.stream.Stream.concat(
+                                    longRunningByKind.values().stream(), longRunningByQueue.values().stream()))
+                    .filter(d -> !d.isZero())
+                    .mapToLong(Duration::toMillis)
+                    .min()
+                    .orElse(0);
+            if (shortest > 0) {
                 long every = Math.max(
-                        10,
-                        Math.min(
-                                        longRunning.toMillis(),
-                                        config.heartbeatInterval().toMillis())
-                                / 2);
+                        10, Math.min(shortest, config.heartbeatInterval().toMillis()) / 2);
+                Map<String, Duration> byKind = longRunningByKind;
+                Map<String, Duration> byQueue = longRunningByQueue;
                 scheduler.scheduleWithFixedDelay(
-                        () -> keeper.checkLongRunning(longRunning), every, every, TimeUnit.MILLISECONDS);
+                        () -> keeper.checkLongRunning(longRunning, byKind, byQueue),
+                        every,
+                        every,
+                        TimeUnit.MILLISECONDS);
             }
             long hb = config.heartbeatInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
@@ -250,6 +267,11 @@ public final class Engine {
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
                 scheduler.scheduleWithFixedDelay(vacuum::run, vacuumEvery, vacuumEvery, TimeUnit.MILLISECONDS);
+            }
+            long retentionEvery = retentionInterval.toMillis();
+            if (retentionEvery > 0) {
+                TaskRetention retention = newRetention();
+                scheduler.scheduleWithFixedDelay(retention::run, retentionEvery, retentionEvery, TimeUnit.MILLISECONDS);
             }
             config.queues().forEach((queue, concurrency) -> {
                 // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
@@ -278,6 +300,48 @@ public final class Engine {
                     handlers.kinds(),
                     config.lease());
         }
+    }
+
+    /**
+     * Sets retention before {@link #start()}; see {@code DbTasks.Builder#retentionInterval}.
+     *
+     * @param interval how often to sweep; zero for never
+     * @param tasks age by finished status; a zero age keeps that status
+     * @param guards age of run-once guard rows; zero keeps them
+     * @param inboxRecords age of inbox records; zero keeps them
+     */
+    public void retention(
+            Duration interval, Map<io.dbtasks.TaskStatus, Duration> tasks, Duration guards, Duration inboxRecords) {
+        this.retentionInterval = interval;
+        this.taskRetention = Map.copyOf(tasks);
+        this.guardRetention = guards;
+        this.inboxRetention = inboxRecords;
+    }
+
+    /**
+     * Sets long-running thresholds by kind and by queue before {@link #start()}; a kind's wins over
+     * its queue's, which wins over the engine's; zero means never.
+     *
+     * @param byKind thresholds by kind
+     * @param byQueue thresholds by queue
+     */
+    public void longRunningThresholds(Map<String, Duration> byKind, Map<String, Duration> byQueue) {
+        this.longRunningByKind = Map.copyOf(byKind);
+        this.longRunningByQueue = Map.copyOf(byQueue);
+    }
+
+    /**
+     * Runs one retention sweep now, on the calling thread, without the cluster lock; for tests and
+     * operators.
+     *
+     * @return rows deleted (tasks, guards and inbox records)
+     */
+    public long sweepRetention() {
+        return newRetention().sweep();
+    }
+
+    private TaskRetention newRetention() {
+        return new TaskRetention(jdbc, dialect, locks, guards, inbox, taskRetention, guardRetention, inboxRetention);
     }
 
     public boolean stop(Duration timeout) {
@@ -384,7 +448,37 @@ public final class Engine {
 
     /** @return the engine's database health snapshot; see {@link io.dbtasks.DbTasksHealth} */
     public io.dbtasks.DbTasksHealth health() {
-        return jdbc.health();
+        io.dbtasks.DbTasksHealth db = jdbc.health();
+        int loops = 0;
+        int alive = 0;
+        long oldest = Long.MAX_VALUE;
+        for (List<QueueWorker> list : workers.values()) {
+            for (QueueWorker w : list) {
+                loops++;
+                if (w.alive()) {
+                    alive++;
+                }
+                oldest = Math.min(oldest, w.lastLoopMillis());
+            }
+        }
+        LeaseKeeper k = keeper;
+        AutoCloseable l = listener;
+        return new io.dbtasks.DbTasksHealth(
+                db.lastSuccessAt(),
+                db.consecutiveFailures(),
+                db.lastFailureAt(),
+                db.lastFailure(),
+                isRunning() && !config.queues().isEmpty(),
+                loops,
+                alive,
+                loops == 0 || oldest == 0 ? null : Instant.ofEpochMilli(oldest),
+                k == null ? null : k.lastRescueAt(),
+                l instanceof java.util.function.BooleanSupplier up && isRunning() ? up.getAsBoolean() : null);
+    }
+
+    /** @return the queues worked and their concurrency; empty for a producer-only engine */
+    public Map<String, Integer> queues() {
+        return config.queues();
     }
 
     /** @return the engine's worker id */

@@ -32,7 +32,7 @@ public final class Enqueuer {
     private final EngineConfig config;
     private final Consumer<String> wake;
     private final Events events;
-    /** The most keyless tasks one multi-row INSERT takes (17 parameters each). */
+    /** The most keyless tasks one multi-row INSERT takes (18 parameters each). */
     static final int MAX_MULTI_ROW = 500;
 
     private final String insertPrefix;
@@ -56,9 +56,9 @@ public final class Enqueuer {
         this.wake = wake;
         this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
-                + " backoff_jitter, timeout_ms, run_at, created_at, updated_at) VALUES ";
+                + " backoff_jitter, timeout_ms, trace_parent, run_at, created_at, updated_at) VALUES ";
         this.valuesRow = "(?, ?, ?, ?, ?, ?, " + Dialect.status(TaskStatus.PENDING)
-                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
+                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.now() + ", " + dialect.now() + ")";
         this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
@@ -450,6 +450,7 @@ public final class Enqueuer {
         } else {
             ps.setLong(i++, timeout.toMillis());
         }
+        ps.setString(i++, r.traceParent());
         dialect.setInstant(ps, i++, r.runAt());
         ps.setLong(i++, r.runAfter() != null ? r.runAfter().toMillis() : 0L);
         return i;

@@ -77,7 +77,21 @@ final class Events {
 
     /** @return an event about {@code t}'s current attempt, or {@code null} with no listeners */
     TaskEvent event(TaskEvent.Type type, Task t, String detail) {
-        return event(type, t.id(), t.kind(), t.queue(), t.attempt(), t.fencingToken(), detail);
+        return enabled()
+                ? new TaskEvent(
+                        type,
+                        t.id(),
+                        t.kind(),
+                        t.queue(),
+                        t.attempt(),
+                        t.fencingToken(),
+                        workerId,
+                        Instant.now(),
+                        null,
+                        detail,
+                        t.runAt(),
+                        t.traceParent())
+                : null;
     }
 
     /**
@@ -95,16 +109,19 @@ final class Events {
             return null;
         }
         Instant now = Instant.now();
-        return build(
+        return new TaskEvent(
                 TaskEvent.Type.RETRY_SCHEDULED,
                 t.id(),
                 t.kind(),
                 t.queue(),
                 t.attempt(),
                 t.fencingToken(),
+                workerId,
                 now,
                 now.plus(delay),
-                detail);
+                detail,
+                t.runAt(),
+                t.traceParent());
     }
 
     private TaskEvent build(

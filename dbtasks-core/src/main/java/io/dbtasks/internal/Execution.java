@@ -13,6 +13,7 @@ import io.dbtasks.lock.LeaseLostException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -486,6 +487,13 @@ final class Execution implements Runnable, TaskContext {
                 && !settled.get()
                 && System.nanoTime() - startNanos >= thresholdNanos
                 && longRunningReported.compareAndSet(false, true)) {
+            log.warn(
+                    "Task {} ({}, queue {}) attempt {} has been running for {} ms, past its long-running threshold",
+                    task.id(),
+                    task.kind(),
+                    task.queue(),
+                    task.attempt(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
             events.task(
                     TaskEvent.Type.LONG_RUNNING,
                     task,
@@ -537,6 +545,16 @@ final class Execution implements Runnable, TaskContext {
     @Override
     public long fencingToken() {
         return task.fencingToken();
+    }
+
+    @Override
+    public String traceParent() {
+        return task.traceParent();
+    }
+
+    @Override
+    public Instant runAt() {
+        return task.runAt();
     }
 
     @Override

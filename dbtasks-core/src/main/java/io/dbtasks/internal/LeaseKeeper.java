@@ -24,6 +24,7 @@ final class LeaseKeeper {
     private final Duration heartbeatInterval;
     private final Duration rescueInterval;
     private final BooleanSupplier closed;
+    private volatile java.time.Instant lastRescueAt;
 
     /**
      * @param running the executions whose leases the engine holds
@@ -75,16 +76,31 @@ final class LeaseKeeper {
             while (leases.rescueExpired() > 0 && !closed.getAsBoolean()) {
                 // keep going while there is a backlog
             }
+            lastRescueAt = java.time.Instant.now();
         } catch (RuntimeException e) {
             log.error("Rescue of expired leases failed; will retry in {}", rescueInterval, e);
         }
     }
 
-    /** Publishes LONG_RUNNING for executions whose handler has run at least {@code threshold}. */
-    void checkLongRunning(Duration threshold) {
-        long nanos = threshold.toNanos();
+    /** @return when a rescue sweep last completed, or {@code null} if none has */
+    java.time.Instant lastRescueAt() {
+        return lastRescueAt;
+    }
+
+    /**
+     * Publishes LONG_RUNNING for executions whose handler has run at least their threshold: by
+     * kind, else by queue, else {@code threshold}; a zero threshold means never.
+     */
+    void checkLongRunning(
+            Duration threshold, java.util.Map<String, Duration> byKind, java.util.Map<String, Duration> byQueue) {
         for (Execution e : running.snapshot()) {
-            e.checkLongRunning(nanos);
+            Duration d = byKind.get(e.task().kind());
+            if (d == null) {
+                d = byQueue.getOrDefault(e.task().queue(), threshold);
+            }
+            if (!d.isZero()) {
+                e.checkLongRunning(d.toNanos());
+            }
         }
     }
 }

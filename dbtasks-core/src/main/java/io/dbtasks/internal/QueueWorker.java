@@ -88,6 +88,9 @@ final class QueueWorker implements Runnable {
     private final ArrayDeque<Execution> waiting = new ArrayDeque<>(); // claimed ahead, not yet started
     private double averageNanos = -1; // handler time, exponentially weighted; -1 until one is seen
 
+    /** When the loop last went round (epoch ms), for health; written by the claim thread only. */
+    private volatile long lastLoopMillis;
+
     /**
      * @param queue the queue it claims from
      * @param slots how many of its tasks may run at once
@@ -116,6 +119,17 @@ final class QueueWorker implements Runnable {
 
     String queue() {
         return queue;
+    }
+
+    /** @return whether the claim thread runs */
+    boolean alive() {
+        Thread t = thread;
+        return t != null && t.isAlive();
+    }
+
+    /** @return the wall-clock time (epoch ms) the claim loop last went round; 0 before it started */
+    long lastLoopMillis() {
+        return lastLoopMillis;
     }
 
     void start() {
@@ -206,6 +220,7 @@ final class QueueWorker implements Runnable {
         boolean busy = false;
         long lastClaim = 0;
         while (claiming) {
+            lastLoopMillis = System.currentTimeMillis();
             handBackStale();
             int room;
             int worthwhile;

@@ -175,6 +175,62 @@ public final class TaskQueries {
         });
     }
 
+    /**
+     * PENDING, RUNNING and FAILED counts per queue, with the due-now count and the oldest due
+     * task's run-at: one statement of three index-served branches (the claim, rescue and
+     * unsuccessful-task indexes on PostgreSQL), then the database's now.
+     */
+    public List<io.dbtasks.QueueDepth> queueDepths() {
+        return jdbc.withConnection("Measure queue depths", c -> {
+            StringBuilder sql = new StringBuilder();
+            for (TaskStatus s : List.of(TaskStatus.PENDING, TaskStatus.RUNNING, TaskStatus.FAILED)) {
+                if (sql.length() > 0) {
+                    sql.append(" UNION ALL ");
+                }
+                String due = s == TaskStatus.PENDING ? "run_at <= " + dialect.now() : "1 = 0";
+                sql.append("SELECT queue, '")
+                        .append(s.name())
+                        .append("' AS status, COUNT(*) AS n, SUM(CASE WHEN ")
+                        .append(due)
+                        .append(" THEN 1 ELSE 0 END) AS due, MIN(CASE WHEN ")
+                        .append(due)
+                        .append(" THEN run_at END) AS oldest_due FROM dbtasks_task WHERE status = '")
+                        .append(s.name())
+                        .append("' GROUP BY queue");
+            }
+            Map<String, long[]> counts = new TreeMap<>();
+            Map<String, java.time.Instant> oldest = new java.util.HashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.toString());
+                    ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    long[] n = counts.computeIfAbsent(rs.getString("queue"), q -> new long[4]);
+                    TaskStatus s = TaskStatus.valueOf(rs.getString("status").trim());
+                    n[s == TaskStatus.PENDING ? 0 : s == TaskStatus.RUNNING ? 1 : 2] = rs.getLong("n");
+                    if (s == TaskStatus.PENDING) {
+                        n[3] = rs.getLong("due");
+                        java.time.Instant o = dialect.getInstant(rs, "oldest_due");
+                        if (o != null) {
+                            oldest.put(rs.getString("queue"), o);
+                        }
+                    }
+                }
+            }
+            java.time.Instant now;
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + dialect.now() + " AS db_now");
+                    ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                now = dialect.getInstant(rs, "db_now");
+            }
+            List<io.dbtasks.QueueDepth> out = new ArrayList<>(counts.size());
+            counts.forEach((q, n) -> {
+                java.time.Instant o = oldest.get(q);
+                Duration age = o == null || now.isBefore(o) ? Duration.ZERO : Duration.between(o, now);
+                out.add(new io.dbtasks.QueueDepth(q, n[0], n[1], n[2], n[3], age));
+            });
+            return out;
+        });
+    }
+
     private static <E extends Enum<E>> Map<E, Long> zeros(Class<E> type) {
         Map<E, Long> m = new EnumMap<>(type);
         for (E e : type.getEnumConstants()) {

@@ -43,7 +43,8 @@ final class TaskRows {
                 dialect.getInstant(rs, "updated_at"),
                 dialect.getInstant(rs, "started_at"),
                 dialect.getInstant(rs, "finished_at"),
-                rs.getString("last_error"));
+                rs.getString("last_error"),
+                rs.getString("trace_parent"));
     }
 
     Claimed claimed(ResultSet rs) throws SQLException {

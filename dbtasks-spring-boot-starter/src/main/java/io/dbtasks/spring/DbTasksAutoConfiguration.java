@@ -16,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -56,13 +57,37 @@ public class DbTasksAutoConfiguration {
             DbTasksProperties properties,
             ListableBeanFactory beanFactory,
             ObjectProvider<JsonMapper> jsonMapper,
-            ObjectProvider<DbTasksBuilderCustomizer> customizers) {
+            ObjectProvider<DbTasksBuilderCustomizer> customizers,
+            ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
         DbTasks.Builder builder = DbTasks.builder(dataSource);
         applyProperties(builder, properties);
         jsonMapper.ifUnique(builder::jsonMapper);
-        registerHandlers(builder, beanFactory);
+        registerHandlers(builder, beanFactory, observations(properties, observations));
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    /**
+     * Proxies beans with {@link RunOnce} methods. Static, as a bean post-processor must be.
+     *
+     * @param dbTasks the engine, resolved at the first guarded call
+     * @param environment resolves placeholders in {@code @Scheduled} and {@code @RunOnce}
+     * @return the post-processor
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public static RunOnceAdvisor dbTasksRunOnceAdvisor(ObjectProvider<DbTasks> dbTasks, Environment environment) {
+        return new RunOnceAdvisor(new RunOnceInterceptor(dbTasks, environment, java.time.Clock.systemUTC()));
+    }
+
+    static TaskObservations observations(
+            DbTasksProperties properties, ObjectProvider<io.micrometer.observation.ObservationRegistry> registry) {
+        if (!properties.getTracing().isEnabled()
+                || !ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", null)) {
+            return null;
+        }
+        io.micrometer.observation.ObservationRegistry r = registry.getIfUnique();
+        return r == null || r.isNoop() ? null : new TaskObservations(r);
     }
 
     /**
@@ -98,11 +123,24 @@ public class DbTasksAutoConfiguration {
         if (p.getWorkerId() != null) {
             builder.workerId(p.getWorkerId());
         }
+        DbTasksProperties.Retention r = p.getRetention();
+        builder.retentionInterval(r.isEnabled() ? r.getInterval() : java.time.Duration.ZERO)
+                .retention(io.dbtasks.TaskStatus.SUCCEEDED, r.getSucceeded())
+                .retention(io.dbtasks.TaskStatus.FAILED, r.getFailed())
+                .retention(io.dbtasks.TaskStatus.CANCELLED, r.getCancelled())
+                .guardRetention(r.getGuards())
+                .inboxRetention(r.getInbox());
+        DbTasksProperties.LongRunning l = p.getLongRunning();
+        builder.longRunningThreshold(l.getThreshold());
+        l.getQueues().forEach(builder::longRunningThresholdForQueue);
+        l.getKinds().forEach(builder::longRunningThresholdForKind);
     }
 
     @SuppressWarnings("rawtypes")
-    private static void registerHandlers(DbTasks.Builder builder, ListableBeanFactory beanFactory) {
+    static void registerHandlers(
+            DbTasks.Builder builder, ListableBeanFactory beanFactory, TaskObservations observations) {
         Map<String, KindHandler> beans = beanFactory.getBeansOfType(KindHandler.class);
+        List<AnnotatedHandlers.Declared> annotated = AnnotatedHandlers.find(beanFactory);
         Map<String, List<String>> beansByKind = new LinkedHashMap<>();
         beans.forEach((name, handler) -> {
             String kind = handler.kind();
@@ -113,17 +151,25 @@ public class DbTasksAutoConfiguration {
             }
             beansByKind
                     .computeIfAbsent(kind, k -> new ArrayList<>())
-                    .add(name + " (" + ClassUtils.getUserClass(handler).getName() + ")");
+                    .add("KindHandler bean '" + name + "' ("
+                            + ClassUtils.getUserClass(handler).getName() + ")");
         });
+        for (AnnotatedHandlers.Declared d : annotated) {
+            beansByKind.computeIfAbsent(d.kind(), k -> new ArrayList<>()).add("@TaskHandler " + d.description());
+        }
         beansByKind.forEach((kind, names) -> {
             if (names.size() > 1) {
                 throw new DuplicateKindException(kind, names);
             }
         });
-        beans.values().forEach(h -> register(builder, (KindHandler<?>) h));
+        beans.values().forEach(h -> register(builder, (KindHandler<?>) h, observations));
+        annotated.forEach(d -> AnnotatedHandlers.register(builder, d, observations));
     }
 
-    private static <P> void register(DbTasks.Builder builder, KindHandler<P> handler) {
-        builder.handler(handler.kind(), handler.payloadType(), handler);
+    private static <P> void register(DbTasks.Builder builder, KindHandler<P> handler, TaskObservations observations) {
+        builder.handler(
+                handler.kind(),
+                handler.payloadType(),
+                observations == null ? handler : observations.wrap(handler.kind(), handler));
     }
 }

@@ -76,6 +76,21 @@ public class DbTasksProperties {
     /** The lease owner name of this instance; unset means host:pid:random. */
     private String workerId;
 
+    /** Deletion of old finished tasks, run-once guards and inbox records. */
+    private final Retention retention = new Retention();
+
+    /** Alerts for tasks that run too long. */
+    private final LongRunning longRunning = new LongRunning();
+
+    /** Micrometer metrics of the engine. */
+    private final Metrics metrics = new Metrics();
+
+    /** The actuator health indicator {@code dbtasks}. */
+    private final Health health = new Health();
+
+    /** Trace context propagation from the enqueuing span to the task's execution. */
+    private final Tracing tracing = new Tracing();
+
     /** @return whether the engine is auto-configured */
     public boolean isEnabled() {
         return enabled;
@@ -234,6 +249,277 @@ public class DbTasksProperties {
     /** @param workerId the worker id, or {@code null} for a generated one */
     public void setWorkerId(String workerId) {
         this.workerId = workerId;
+    }
+
+    /** @return the retention settings; never {@code null} */
+    public Retention getRetention() {
+        return retention;
+    }
+
+    /** @return the long-running alert settings; never {@code null} */
+    public LongRunning getLongRunning() {
+        return longRunning;
+    }
+
+    /** @return the metrics settings; never {@code null} */
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** @return the health indicator settings; never {@code null} */
+    public Health getHealth() {
+        return health;
+    }
+
+    /** @return the tracing settings; never {@code null} */
+    public Tracing getTracing() {
+        return tracing;
+    }
+
+    /**
+     * {@code dbtasks.retention.*}: scheduled, batched deletion (1,000 rows per statement, aged by the
+     * database clock) of finished tasks with their attempts, run-once guards and inbox records, by
+     * one instance of the cluster at a time (lease lock {@code dbtasks.retention}). A zero age keeps
+     * those rows forever.
+     */
+    public static class Retention {
+        /** Whether this instance sweeps at all (it needs workers enabled). */
+        private boolean enabled = true;
+
+        /** How often to sweep. */
+        private Duration interval = DbTasks.DEFAULT_RETENTION_INTERVAL;
+
+        /** How long SUCCEEDED tasks are kept after they finished; 0 keeps them. */
+        private Duration succeeded = DbTasks.DEFAULT_SUCCEEDED_RETENTION;
+
+        /** How long FAILED tasks are kept after they finished; 0 keeps them. */
+        private Duration failed = DbTasks.DEFAULT_FAILED_RETENTION;
+
+        /** How long CANCELLED tasks are kept after they finished; 0 keeps them. */
+        private Duration cancelled = DbTasks.DEFAULT_FAILED_RETENTION;
+
+        /**
+         * How long run-once guard rows are kept after their last change; 0 keeps them. A key whose
+         * row is deleted may run again: keep them longer than a key can recur.
+         */
+        private Duration guards = Duration.ZERO;
+
+        /** How long inbox records are kept; 0 keeps them. A message redelivered after that is processed again. */
+        private Duration inbox = Duration.ZERO;
+
+        /** @return whether retention runs */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether retention runs */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return the sweep interval */
+        public Duration getInterval() {
+            return interval;
+        }
+
+        /** @param interval the sweep interval, positive */
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        /** @return the SUCCEEDED age */
+        public Duration getSucceeded() {
+            return succeeded;
+        }
+
+        /** @param succeeded the SUCCEEDED age; 0 keeps them */
+        public void setSucceeded(Duration succeeded) {
+            this.succeeded = succeeded;
+        }
+
+        /** @return the FAILED age */
+        public Duration getFailed() {
+            return failed;
+        }
+
+        /** @param failed the FAILED age; 0 keeps them */
+        public void setFailed(Duration failed) {
+            this.failed = failed;
+        }
+
+        /** @return the CANCELLED age */
+        public Duration getCancelled() {
+            return cancelled;
+        }
+
+        /** @param cancelled the CANCELLED age; 0 keeps them */
+        public void setCancelled(Duration cancelled) {
+            this.cancelled = cancelled;
+        }
+
+        /** @return the guard age */
+        public Duration getGuards() {
+            return guards;
+        }
+
+        /** @param guards the guard age; 0 keeps them */
+        public void setGuards(Duration guards) {
+            this.guards = guards;
+        }
+
+        /** @return the inbox age */
+        public Duration getInbox() {
+            return inbox;
+        }
+
+        /** @param inbox the inbox age; 0 keeps them */
+        public void setInbox(Duration inbox) {
+            this.inbox = inbox;
+        }
+    }
+
+    /**
+     * {@code dbtasks.long-running.*}: a task whose handler runs past its threshold publishes a
+     * LONG_RUNNING event, logs a warning and counts in {@code dbtasks.tasks.long.running}, once per
+     * attempt. A kind's threshold wins over its queue's, which wins over the default; 0 means never.
+     */
+    public static class LongRunning {
+        /** The threshold for tasks whose kind and queue name none; 0 means never. */
+        private Duration threshold = Duration.ZERO;
+
+        /** Thresholds by queue name. */
+        private Map<String, Duration> queues = new LinkedHashMap<>();
+
+        /** Thresholds by task kind. */
+        private Map<String, Duration> kinds = new LinkedHashMap<>();
+
+        /** @return the default threshold */
+        public Duration getThreshold() {
+            return threshold;
+        }
+
+        /** @param threshold the default threshold; 0 for never */
+        public void setThreshold(Duration threshold) {
+            this.threshold = threshold;
+        }
+
+        /** @return thresholds by queue; never {@code null} */
+        public Map<String, Duration> getQueues() {
+            return queues;
+        }
+
+        /** @param queues thresholds by queue */
+        public void setQueues(Map<String, Duration> queues) {
+            this.queues = queues;
+        }
+
+        /** @return thresholds by kind; never {@code null} */
+        public Map<String, Duration> getKinds() {
+            return kinds;
+        }
+
+        /** @param kinds thresholds by kind */
+        public void setKinds(Map<String, Duration> kinds) {
+            this.kinds = kinds;
+        }
+    }
+
+    /** {@code dbtasks.metrics.*}: Micrometer meters, registered when a MeterRegistry bean exists. */
+    public static class Metrics {
+        /** Whether to register the dbtasks meters. */
+        private boolean enabled = true;
+
+        /**
+         * How often the queue gauges (depth by state, due now, oldest due age) are refreshed, by one
+         * query per interval on one instance's connection (scrapes read the last values).
+         */
+        private Duration gaugeInterval = Duration.ofSeconds(15);
+
+        /** Percentiles published for the execution and start-lag timers. */
+        private double[] percentiles = {0.5, 0.95, 0.99};
+
+        /** @return whether meters are registered */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether meters are registered */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return the gauge refresh interval */
+        public Duration getGaugeInterval() {
+            return gaugeInterval;
+        }
+
+        /** @param gaugeInterval the gauge refresh interval, positive */
+        public void setGaugeInterval(Duration gaugeInterval) {
+            this.gaugeInterval = gaugeInterval;
+        }
+
+        /** @return the timer percentiles */
+        public double[] getPercentiles() {
+            return percentiles;
+        }
+
+        /** @param percentiles the timer percentiles, each in [0, 1] */
+        public void setPercentiles(double[] percentiles) {
+            this.percentiles = percentiles;
+        }
+    }
+
+    /** {@code dbtasks.health.*}: the {@code dbtasks} actuator health indicator. */
+    public static class Health {
+        /**
+         * A claim loop that has not gone round for this long makes the indicator DOWN (a loop goes
+         * round at least every poll interval, and a claim is bounded by the statement timeout).
+         */
+        private Duration claimLoopStall = Duration.ofSeconds(60);
+
+        /** A rescue sweep not completed for this long makes the indicator DOWN. */
+        private Duration rescueStall = Duration.ofMinutes(5);
+
+        /** @return the claim loop stall limit */
+        public Duration getClaimLoopStall() {
+            return claimLoopStall;
+        }
+
+        /** @param claimLoopStall the claim loop stall limit */
+        public void setClaimLoopStall(Duration claimLoopStall) {
+            this.claimLoopStall = claimLoopStall;
+        }
+
+        /** @return the rescue stall limit */
+        public Duration getRescueStall() {
+            return rescueStall;
+        }
+
+        /** @param rescueStall the rescue stall limit */
+        public void setRescueStall(Duration rescueStall) {
+            this.rescueStall = rescueStall;
+        }
+    }
+
+    /**
+     * {@code dbtasks.tracing.*}: with an ObservationRegistry bean, an enqueue through {@link
+     * TaskTemplate} runs in a {@code dbtasks.enqueue} observation whose W3C {@code traceparent} is
+     * stored with the task, and each execution of a starter-registered handler runs in a {@code
+     * dbtasks.execute} observation that continues that trace.
+     */
+    public static class Tracing {
+        /** Whether to observe enqueues and executions and propagate the trace context. */
+        private boolean enabled = true;
+
+        /** @return whether tracing is on */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether tracing is on */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     /** {@code dbtasks.workers.*}. */

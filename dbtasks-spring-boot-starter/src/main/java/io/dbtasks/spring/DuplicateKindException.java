@@ -3,7 +3,8 @@ package io.dbtasks.spring;
 import java.util.List;
 
 /**
- * Thrown at startup when more than one {@link KindHandler} bean claims the same kind. Each kind must
+ * Thrown at startup when more than one handler claims the same kind: {@link KindHandler} beans,
+ * {@link TaskHandler @TaskHandler} methods or {@code @TaskHandler} beans, in any mix. Each kind must
  * have exactly one handler, or tasks of that kind would run different code depending on which bean
  * won.
  */
@@ -13,10 +14,10 @@ public class DuplicateKindException extends IllegalStateException {
 
     /**
      * @param kind the kind claimed more than once
-     * @param beanNames the names of the beans that claim it, with their classes, in registration order
+     * @param beanNames the declarations that claim it (bean name, class, method), in registration order
      */
     public DuplicateKindException(String kind, List<String> beanNames) {
-        super("Task kind '" + kind + "' is handled by more than one KindHandler bean: "
+        super("Task kind '" + kind + "' has more than one handler: "
                 + String.join(", ", beanNames)
                 + ". Each kind must have exactly one handler; rename the kind of one of them or remove one.");
         this.kind = kind;

@@ -8,9 +8,9 @@ class DuplicateKindFailureAnalyzer extends AbstractFailureAnalyzer<DuplicateKind
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, DuplicateKindException cause) {
         return new FailureAnalysis(
-                "dbtasks task kind '" + cause.kind() + "' is handled by more than one KindHandler bean: "
+                "dbtasks task kind '" + cause.kind() + "' has more than one handler: "
                         + String.join(", ", cause.beanNames()) + ".",
-                "Give each KindHandler bean its own kind(), or remove all but one of these beans.",
+                "Give each handler its own kind (KindHandler.kind() or the value of @TaskHandler), or remove all but one of these declarations.",
                 cause);
     }
 }

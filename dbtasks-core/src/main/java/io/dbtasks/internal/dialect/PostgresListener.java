@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * a fresh connection each time, in case the server was only slow); it then logs a warning that
  * names polling as the fallback and gives its connection back.
  */
-final class PostgresListener implements AutoCloseable, Runnable {
+final class PostgresListener implements AutoCloseable, Runnable, java.util.function.BooleanSupplier {
     static final String CHANNEL = "dbtasks_task";
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
     private static final int WAIT_MILLIS = 500;
@@ -192,6 +192,12 @@ final class PostgresListener implements AutoCloseable, Runnable {
      */
     Boolean working() {
         return working;
+    }
+
+    /** @return whether the listening connection is open and LISTEN runs on it now */
+    @Override
+    public boolean getAsBoolean() {
+        return running && connection != null && !Boolean.FALSE.equals(working);
     }
 
     private static void sleep(long millis) {

@@ -1,0 +1,17 @@
+package io.dbtasks;
+
+import java.time.Duration;
+
+/**
+ * How deep one queue is right now, for gauges and dashboards; see {@link DbTasks#queueDepths()}.
+ * Immutable.
+ *
+ * @param queue the queue name
+ * @param pending PENDING tasks, due or not
+ * @param running RUNNING tasks
+ * @param failed FAILED tasks (dead: out of attempts or not retryable) still kept
+ * @param dueNow PENDING tasks whose run-at has passed, by the database clock
+ * @param oldestDueAge how long the longest-waiting due task has been due (database now minus its
+ *     run-at); {@link Duration#ZERO} when none is due
+ */
+public record QueueDepth(String queue, long pending, long running, long failed, long dueNow, Duration oldestDueAge) {}

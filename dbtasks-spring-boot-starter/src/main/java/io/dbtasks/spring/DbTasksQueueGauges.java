@@ -1,0 +1,144 @@
+package io.dbtasks.spring;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.QueueDepth;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Queue gauges refreshed by one query ({@link DbTasks#queueDepths()}) per interval on a thread of
+ * its own; a scrape reads the last values and never touches the database. Meters:
+ *
+ * <ul>
+ *   <li>{@value #TASKS} [{@code dbtasks_queue_tasks}], tags {@code queue}, {@code state} ({@code
+ *       pending}, {@code running}, {@code failed}): tasks in the queue by state, cluster-wide;
+ *   <li>{@value #DUE} [{@code dbtasks_queue_due}], tag {@code queue}: PENDING tasks due now;
+ *   <li>{@value #OLDEST_DUE_AGE} [{@code dbtasks_queue_oldest_due_age_seconds}], tag {@code queue}:
+ *       how long the longest-waiting due task has been due, 0 when none is;
+ *   <li>{@value #RUNNING_HERE} [{@code dbtasks_tasks_running}]: tasks this instance runs now;
+ *   <li>{@value #DROPPED} [{@code dbtasks_events_dropped_total}]: events the metrics (or any)
+ *       listener lost because it fell behind.
+ * </ul>
+ *
+ * A queue that has no such tasks any more reads 0. Thread-safe.
+ */
+public class DbTasksQueueGauges implements SmartLifecycle {
+    /** Gauge of tasks by queue and state. */
+    public static final String TASKS = "dbtasks.queue.tasks";
+    /** Gauge of due tasks by queue. */
+    public static final String DUE = "dbtasks.queue.due";
+    /** Time gauge of the oldest due task's wait by queue. */
+    public static final String OLDEST_DUE_AGE = "dbtasks.queue.oldest.due.age";
+    /** Gauge of tasks running on this instance. */
+    public static final String RUNNING_HERE = "dbtasks.tasks.running";
+    /** Function counter of dropped events. */
+    public static final String DROPPED = "dbtasks.events.dropped";
+
+    private static final Logger log = LoggerFactory.getLogger(DbTasksQueueGauges.class);
+
+    private final DbTasks dbTasks;
+    private final MeterRegistry registry;
+    private final Duration interval;
+    private final Map<String, AtomicLong> values = new ConcurrentHashMap<>();
+    private ScheduledExecutorService scheduler;
+
+    /**
+     * @param dbTasks the engine to measure
+     * @param registry where the gauges go
+     * @param interval how often to query, positive
+     */
+    public DbTasksQueueGauges(DbTasks dbTasks, MeterRegistry registry, Duration interval) {
+        this.dbTasks = dbTasks;
+        this.registry = registry;
+        this.interval = interval;
+        Gauge.builder(RUNNING_HERE, dbTasks, DbTasks::runningCount)
+                .description("Tasks this instance runs now")
+                .register(registry);
+        FunctionCounter.builder(DROPPED, dbTasks, DbTasks::droppedEvents)
+                .description("Events not delivered to a listener that fell behind")
+                .register(registry);
+    }
+
+    /** Queries the depths once and updates the gauges; failures are logged and retried next interval. */
+    public void refresh() {
+        try {
+            Set<String> seen = new HashSet<>();
+            for (QueueDepth d : dbTasks.queueDepths()) {
+                seen.add(d.queue());
+                value(TASKS, d.queue(), "pending").set(d.pending());
+                value(TASKS, d.queue(), "running").set(d.running());
+                value(TASKS, d.queue(), "failed").set(d.failed());
+                value(DUE, d.queue(), null).set(d.dueNow());
+                value(OLDEST_DUE_AGE, d.queue(), null).set(d.oldestDueAge().toMillis());
+            }
+            values.forEach((key, v) -> {
+                if (!seen.contains(key.split("\u0000", -1)[1])) {
+                    v.set(0);
+                }
+            });
+        } catch (RuntimeException e) {
+            log.warn("dbtasks queue gauges not refreshed: {}", e.getMessage());
+        }
+    }
+
+    private AtomicLong value(String name, String queue, String state) {
+        String key = name + "\u0000" + queue + "\u0000" + (state == null ? "" : state);
+        return values.computeIfAbsent(key, k -> {
+            AtomicLong v = new AtomicLong();
+            Tags tags = state == null ? Tags.of("queue", queue) : Tags.of("queue", queue, "state", state);
+            if (name.equals(OLDEST_DUE_AGE)) {
+                TimeGauge.builder(name, v, TimeUnit.MILLISECONDS, AtomicLong::get)
+                        .tags(tags)
+                        .description("How long the longest-waiting due task has been due")
+                        .register(registry);
+            } else {
+                Gauge.builder(name, v, AtomicLong::get)
+                        .tags(tags)
+                        .description(name.equals(DUE) ? "PENDING tasks due now" : "Tasks by queue and state")
+                        .register(registry);
+            }
+            return v;
+        });
+    }
+
+    @Override
+    public synchronized void start() {
+        if (scheduler != null) {
+            return;
+        }
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "dbtasks-gauges");
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+            scheduler = null;
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return scheduler != null;
+    }
+}
