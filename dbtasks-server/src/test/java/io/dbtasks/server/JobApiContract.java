@@ -7,12 +7,14 @@ import io.dbtasks.server.demo.DemoOrderBatch;
 import java.time.Duration;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.servlet.client.EntityExchangeResult;
 import org.springframework.test.web.servlet.client.RestTestClient;
 import tools.jackson.databind.JsonNode;
@@ -26,6 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"dbtasks.poll-interval=50ms", "dbtasks.rescue-interval=1s", "dbtasks.shutdown-timeout=2s"})
+@TestPropertySource(locations = "classpath:test-users.properties")
 @AutoConfigureRestTestClient
 abstract class JobApiContract {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -43,6 +46,14 @@ abstract class JobApiContract {
     io.dbtasks.DbTasks dbTasks;
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
+
+    @BeforeEach
+    void authenticate() {
+        // Definitions are admin's (the security rules), so the API is driven as admin.
+        client = client.mutate()
+                .defaultHeaders(h -> h.setBasicAuth("admin", "admin-secret"))
+                .build();
+    }
 
     record Response(int status, HttpHeaders headers, JsonNode body) {
         String detail() {
