@@ -1,0 +1,125 @@
+package io.dbtasks.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.chaos.ChaosRun.Fault;
+import io.dbtasks.testing.OwnPostgres;
+import io.dbtasks.testing.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The chaos suite at the size the build gives it ({@code -Dchaos.tasks}, {@code -Dchaos.workers},
+ * {@code -Dchaos.faults} per kind; the build's default is a CI size, {@code run-chaos.sh} passes the
+ * full one). Worker processes are killed, paused past their lease, cut off by a TCP proxy, their
+ * connections terminated by the database, and (on the run's own PostgreSQL) the database crashes
+ * and restarts; then the checker must find no task lost, none unexpected, every transactional
+ * effect exactly once, one SUCCEEDED attempt per SUCCEEDED task and no token repeated.
+ */
+class ChaosTest {
+    private static final int TASKS = Integer.getInteger("chaos.tasks", 1500);
+    private static final int WORKERS = Integer.getInteger("chaos.workers", 3);
+    private static final int FAULTS = Integer.getInteger("chaos.faults", 2);
+
+    /** PostgreSQL: the run's own server (never the shared one), so that it may crash and restart. */
+    @Test
+    void postgresqlOwnServerWithEveryFaultIncludingRestarts() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "postgresql is not in dbtasks.test.databases");
+        try (OwnPostgres pg = OwnPostgres.start(List.of("max_connections=200"))) {
+            pg.createDatabase("chaos");
+            Map<String, Long> r = new ChaosRun(
+                            "postgresql", pg.url("chaos"), pg, TASKS, WORKERS, FAULTS, Arrays.asList(Fault.values()))
+                    .run(outages());
+            assertClean(r, List.of(Fault.values()));
+            report("postgresql (own server)", r);
+        }
+    }
+
+    /** PostgreSQL given by DBTASKS_TEST_POSTGRES_URL (CI's server): every fault but the restart. */
+    @Test
+    void externalPostgresqlWithoutRestarts() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "postgresql is not in dbtasks.test.databases");
+        Assumptions.assumeTrue(
+                TestDatabase.POSTGRESQL.external(),
+                "DBTASKS_TEST_POSTGRES_URL is not set: the own-server run above covers PostgreSQL");
+        List<Fault> kinds = List.of(Fault.KILL9, Fault.STOP, Fault.TERMINATE, Fault.PARTITION);
+        Map<String, Long> r = new ChaosRun(
+                        "postgresql-external",
+                        TestDatabase.POSTGRESQL.url(),
+                        null,
+                        Math.min(TASKS, 1000),
+                        WORKERS,
+                        Math.min(FAULTS, 2),
+                        kinds)
+                .run(List.of());
+        assertClean(r, kinds);
+        report("postgresql (external)", r);
+    }
+
+    /** MariaDB: every fault but the restart (the test never restarts a server it did not start). */
+    @Test
+    void mariadbWithEveryFaultButRestarts() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.MARIADB.required(), "mariadb is not in dbtasks.test.databases");
+        List<Fault> kinds = List.of(Fault.KILL9, Fault.STOP, Fault.TERMINATE, Fault.PARTITION);
+        Map<String, Long> r =
+                new ChaosRun("mariadb", TestDatabase.MARIADB.url(), null, TASKS, WORKERS, FAULTS, kinds).run(List.of());
+        assertClean(r, kinds);
+        report("mariadb", r);
+    }
+
+    static void assertClean(Map<String, Long> r, List<Fault> kinds) {
+        assertThat(r.get("acknowledged")).as("acknowledged").isGreaterThanOrEqualTo(TASKS);
+        assertThat(r.get("lost")).as("lost tasks: %s", r).isZero();
+        assertThat(r.get("unexpected")).as("unexpected tasks: %s", r).isZero();
+        assertThat(r.get("txDuplicates"))
+                .as("duplicate transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txMissing"))
+                .as("missing transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txOrphans"))
+                .as("transactional effects of unfinished tasks: %s", r)
+                .isZero();
+        assertThat(r.get("txTokenMismatch"))
+                .as("effects under a token not the SUCCEEDED attempt's: %s", r)
+                .isZero();
+        assertThat(r.get("badSucceededAttempts"))
+                .as("SUCCEEDED tasks without exactly one SUCCEEDED attempt: %s", r)
+                .isZero();
+        assertThat(r.get("repeatedTokens")).as("repeated fencing tokens: %s", r).isZero();
+        assertThat(r.get("rescues"))
+                .as("faults struck tasks in flight (rescues): %s", r)
+                .isPositive();
+        for (Fault f : kinds) {
+            assertThat(r.get("faults" + f)).as("faults of kind %s", f).isEqualTo(FAULTS);
+        }
+    }
+
+    private static List<Integer> outages() {
+        String s = System.getProperty("chaos.outages", "");
+        return s.isBlank()
+                ? List.of()
+                : Arrays.stream(s.split(","))
+                        .map(String::trim)
+                        .map(Integer::valueOf)
+                        .toList();
+    }
+
+    /** Appends the figures to {@code -Dchaos.report} (a file), if given. */
+    static void report(String label, Map<String, Long> r) throws Exception {
+        String file = System.getProperty("chaos.report", "");
+        if (!file.isBlank()) {
+            Files.writeString(
+                    Path.of(file),
+                    label + " " + r + System.lineSeparator(),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        }
+    }
+}
