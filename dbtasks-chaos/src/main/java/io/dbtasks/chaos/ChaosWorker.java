@@ -17,13 +17,15 @@ import javax.sql.DataSource;
  * input says {@code STOP} or closes, then a graceful stop. The parent kills it, stops it ({@code
  * SIGSTOP}), cuts its network or its database connections at will.
  *
- * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds.
+ * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds, and optionally {@code true}
+ * or {@code false} for {@link DbTasks.Builder#transactionPooling(Boolean)} (default {@code false}:
+ * the chaos TCP proxy is no pooler).
  */
 public final class ChaosWorker {
     private ChaosWorker() {}
 
     /**
-     * @param args JDBC URL, worker id, concurrency, lease (ms)
+     * @param args JDBC URL, worker id, concurrency, lease (ms), transaction pooling (optional)
      * @throws Exception if the engine cannot start
      */
     public static void main(String[] args) throws Exception {
@@ -31,6 +33,7 @@ public final class ChaosWorker {
         String workerId = args[1];
         int concurrency = Integer.parseInt(args[2]);
         Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
+        boolean transactionPooling = args.length > 4 && Boolean.parseBoolean(args[4]);
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(concurrency + 6);
@@ -42,7 +45,7 @@ public final class ChaosWorker {
             DbTasks engine = null;
             while (engine == null) { // as a supervisor would restart a worker that cannot start yet
                 try {
-                    engine = engine(ds, workerId, concurrency, lease);
+                    engine = engine(ds, workerId, concurrency, lease, transactionPooling);
                     engine.start();
                 } catch (RuntimeException e) {
                     System.out.println("cannot start yet (" + e.getMessage() + "); again in 500 ms");
@@ -72,13 +75,15 @@ public final class ChaosWorker {
      * @param workerId the worker id
      * @param concurrency handlers at once
      * @param lease the task lease
+     * @param transactionPooling whether a transaction pooler sits in front of PostgreSQL
      * @return the engine, not started
      */
-    public static DbTasks engine(DataSource ds, String workerId, int concurrency, Duration lease) {
+    public static DbTasks engine(
+            DataSource ds, String workerId, int concurrency, Duration lease, boolean transactionPooling) {
         return DbTasks.builder(ds)
                 .workerId(workerId)
                 .migrate(false) // the enqueuer migrated
-                .transactionPooling(false) // the chaos proxy is no pooler
+                .transactionPooling(transactionPooling)
                 .queue(ChaosSchema.QUEUE, concurrency)
                 .lease(lease)
                 .pollInterval(Duration.ofMillis(100))

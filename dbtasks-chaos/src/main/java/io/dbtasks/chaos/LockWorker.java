@@ -18,13 +18,14 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
  * A lock-workload process: {@code threads} threads take one lock in turn with {@link
- * LeaseLocks#withLock(String, Duration, Duration, io.dbtasks.lock.LeasedWork)} and increment a
- * counter row, each write fenced by the grant's token ({@code WHERE last_token < token}) and recorded
+ * LeaseLocks#withLock(String, Duration, Duration, io.dbtasks.lock.LeasedWork)}, work 50 to 150 ms
+ * under it and increment a counter row, each write fenced by the grant's token ({@code WHERE last_token < token}) and recorded
  * in {@code chaos_lock_history} in commit order. The parent pauses the whole process ({@code
  * SIGSTOP}) past the lease now and then, so another process takes over and the paused holder's late
  * write must be refused and its {@code withLock} must report the takeover. Every {@code withLock} is
@@ -60,7 +61,7 @@ public final class LockWorker {
         AtomicLong reported = new AtomicLong();
         AtomicLong errors = new AtomicLong();
         try (HikariDataSource ds = new HikariDataSource(hc)) {
-            DbTasks tasks = DbTasks.builder(ds).workers(false).build();
+            DbTasks tasks = DbTasks.builder(ds).workerId(process).workers(false).build();
             LeaseLocks locks = tasks.locks();
             System.out.println("READY " + process);
             ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -78,6 +79,7 @@ public final class LockWorker {
                             ran = locks.withLock(LOCK, lease, Duration.ofSeconds(10), l -> {
                                 granted[0] = micros();
                                 token[0] = l.token();
+                                Thread.sleep(50 + ThreadLocalRandom.current().nextInt(100)); // work under the lock
                                 ok[0] = increment(ds, l, process);
                                 workEnd[0] = micros();
                             });

@@ -67,6 +67,7 @@ final class ChaosRun {
     private final Set<String> acknowledged = ConcurrentHashMap.newKeySet();
     private final Set<String> attempted = ConcurrentHashMap.newKeySet();
     private int generation;
+    private boolean transactionPooling;
     private long respawns;
 
     /**
@@ -94,7 +95,21 @@ final class ChaosRun {
         this.random = new Random(seed);
         this.logDir = Path.of("target", "chaos", name);
         Files.createDirectories(logDir);
+        try (var old = Files.list(logDir)) {
+            for (Path p : old.toList()) {
+                Files.deleteIfExists(p); // the logs of an earlier run
+            }
+        }
         log("seed " + seed + ", logs in " + logDir.toAbsolutePath());
+    }
+
+    /**
+     * @param value whether the workers are behind a transaction pooler
+     * @return this
+     */
+    ChaosRun transactionPooling(boolean value) {
+        this.transactionPooling = value;
+        return this;
     }
 
     /** A worker's place: its proxy stays, its process is replaced after a kill. */
@@ -356,7 +371,8 @@ final class ChaosRun {
                         slot.proxy.rewrite(url),
                         slot.id,
                         "6",
-                        String.valueOf(lease.toMillis()))
+                        String.valueOf(lease.toMillis()),
+                        String.valueOf(transactionPooling))
                 .redirectErrorStream(true)
                 .redirectOutput(logDir.resolve(slot.id + ".log").toFile())
                 .start();

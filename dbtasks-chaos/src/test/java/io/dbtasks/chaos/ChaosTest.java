@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dbtasks.chaos.ChaosRun.Fault;
 import io.dbtasks.testing.OwnPostgres;
+import io.dbtasks.testing.PgBouncer;
 import io.dbtasks.testing.TestDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The chaos suite at the size the build gives it ({@code -Dchaos.tasks}, {@code -Dchaos.workers},
@@ -41,6 +44,45 @@ class ChaosTest {
         }
     }
 
+    /**
+     * The engine behind PgBouncer (its own, from Debian's {@code pgbouncer}) in front of the run's
+     * own PostgreSQL, in transaction and in session mode, under every fault; the restart crashes the
+     * PostgreSQL behind PgBouncer. Skipped with the reason where pgbouncer is not installed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"transaction", "session"})
+    void postgresqlBehindPgBouncer(String poolMode) throws Exception {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "postgresql is not in dbtasks.test.databases");
+        if (PgBouncer.binary().isEmpty()) {
+            String reason =
+                    "pgbouncer is not installed (Debian package pgbouncer): the PgBouncer chaos runs are skipped";
+            System.out.println("chaos: " + reason);
+            Assumptions.abort(reason);
+        }
+        try (OwnPostgres pg = OwnPostgres.start(List.of("max_connections=200"));
+                PgBouncer bouncer = startBouncer(pg, poolMode)) {
+            boolean transaction = poolMode.equals("transaction");
+            String url = bouncer.jdbcUrl() + (transaction ? "&prepareThreshold=0" : "");
+            Map<String, Long> r = new ChaosRun(
+                            "pgbouncer-" + poolMode,
+                            url,
+                            pg,
+                            Math.min(TASKS, 1000),
+                            WORKERS,
+                            Math.min(FAULTS, 1),
+                            Arrays.asList(Fault.values()))
+                    .transactionPooling(transaction)
+                    .run(List.of());
+            assertClean(r, List.of(Fault.values()), Math.min(TASKS, 1000), Math.min(FAULTS, 1));
+            report("postgresql behind pgbouncer (" + poolMode + " mode)", r);
+        }
+    }
+
+    private static PgBouncer startBouncer(OwnPostgres pg, String poolMode) throws Exception {
+        pg.createDatabase("chaos");
+        return PgBouncer.start(pg.url("chaos"), poolMode, poolMode.equals("session") ? 80 : 20);
+    }
+
     /** PostgreSQL given by DBTASKS_TEST_POSTGRES_URL (CI's server): every fault but the restart. */
     @Test
     void externalPostgresqlWithoutRestarts() throws Exception {
@@ -58,7 +100,7 @@ class ChaosTest {
                         Math.min(FAULTS, 2),
                         kinds)
                 .run(List.of());
-        assertClean(r, kinds);
+        assertClean(r, kinds, Math.min(TASKS, 1000), Math.min(FAULTS, 2));
         report("postgresql (external)", r);
     }
 
@@ -74,7 +116,11 @@ class ChaosTest {
     }
 
     static void assertClean(Map<String, Long> r, List<Fault> kinds) {
-        assertThat(r.get("acknowledged")).as("acknowledged").isGreaterThanOrEqualTo(TASKS);
+        assertClean(r, kinds, TASKS, FAULTS);
+    }
+
+    static void assertClean(Map<String, Long> r, List<Fault> kinds, int tasks, int faults) {
+        assertThat(r.get("acknowledged")).as("acknowledged").isGreaterThanOrEqualTo(tasks);
         assertThat(r.get("lost")).as("lost tasks: %s", r).isZero();
         assertThat(r.get("unexpected")).as("unexpected tasks: %s", r).isZero();
         assertThat(r.get("txDuplicates"))
@@ -97,7 +143,7 @@ class ChaosTest {
                 .as("faults struck tasks in flight (rescues): %s", r)
                 .isPositive();
         for (Fault f : kinds) {
-            assertThat(r.get("faults" + f)).as("faults of kind %s", f).isEqualTo(FAULTS);
+            assertThat(r.get("faults" + f)).as("faults of kind %s", f).isEqualTo(faults);
         }
     }
 

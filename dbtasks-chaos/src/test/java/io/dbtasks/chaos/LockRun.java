@@ -17,9 +17,9 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The lock workload: two {@link LockWorker} processes of four threads each for {@code seconds},
- * one of them paused ({@code SIGSTOP}) for three leases every few seconds; then the {@link
- * LockChecker}.
+ * The lock workload: two {@link LockWorker} processes of four threads each for {@code seconds};
+ * every few seconds the process holding the lock (else either) is paused ({@code SIGSTOP}) for three
+ * leases; then the {@link LockChecker}.
  */
 final class LockRun {
     static final Duration LEASE = Duration.ofMillis(500);
@@ -65,7 +65,7 @@ final class LockRun {
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds - 3);
             Thread.sleep(3_000);
             while (System.nanoTime() < end) {
-                Process p = processes.get(random.nextInt(2));
+                Process p = processes.get(holder(ds).orElse(random.nextInt(2)));
                 signal(p, "STOP");
                 Thread.sleep(LEASE.toMillis() * 3);
                 signal(p, "CONT");
@@ -92,6 +92,23 @@ final class LockRun {
             figures.putAll(LockChecker.check(ds));
             System.out.println("chaos[locks] " + url.replaceAll("\\?.*", "") + " " + figures);
             return figures;
+        }
+    }
+
+    /** @return the index of the process holding the lock now, if any */
+    private static java.util.Optional<Integer> holder(HikariDataSource ds) throws java.sql.SQLException {
+        try (var c = ds.getConnection();
+                var s = c.createStatement();
+                var rs = s.executeQuery("SELECT owner FROM dbtasks_lock WHERE name = '" + LockWorker.LOCK + "'")) {
+            if (rs.next()) {
+                String owner = rs.getString(1);
+                for (int i = 0; i < 2; i++) {
+                    if (owner.startsWith("lock-p" + i + "/")) {
+                        return java.util.Optional.of(i);
+                    }
+                }
+            }
+            return java.util.Optional.empty();
         }
     }
 
