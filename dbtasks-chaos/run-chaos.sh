@@ -17,7 +17,7 @@ start=$(date +%s)
 ./mvnw -B test -pl dbtasks-chaos -am \
   -Dtest='ChaosTest,LockWorkloadTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
   -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
-  -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" \
+  -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
   -Dchaos.report="$report" "$@"
 echo "== chaos report ($(( $(date +%s) - start )) s in all)"
 cat "$report"

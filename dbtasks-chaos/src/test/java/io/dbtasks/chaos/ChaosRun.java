@@ -48,7 +48,12 @@ final class ChaosRun {
         /** The database crashes and restarts ({@code pg_ctl restart -m immediate}); own PostgreSQL only. */
         RESTART,
         /** A random worker's TCP proxy cuts every connection and refuses new ones for lease + 2 s. */
-        PARTITION
+        PARTITION,
+        /** kill -9 of the primary's postmaster, then promotion of the synchronous standby. */
+        FAILOVER;
+
+        /** The faults of a run on one server of the run's own. */
+        static final List<Fault> ONE_SERVER = List.of(KILL9, STOP, TERMINATE, RESTART, PARTITION);
     }
 
     private final String name;
@@ -68,6 +73,8 @@ final class ChaosRun {
     private final Set<String> attempted = ConcurrentHashMap.newKeySet();
     private int generation;
     private boolean transactionPooling;
+    private StandbyPair standbyPair;
+    private final List<Long> failoverRecoveriesMs = new ArrayList<>();
     private long respawns;
 
     /**
@@ -112,6 +119,15 @@ final class ChaosRun {
         return this;
     }
 
+    /**
+     * @param pair the primary and standby behind a multi-host {@code url}, for FAILOVER
+     * @return this
+     */
+    ChaosRun standbyPair(StandbyPair pair) {
+        this.standbyPair = pair;
+        return this;
+    }
+
     /** A worker's place: its proxy stays, its process is replaced after a kill. */
     private static final class Slot {
         final TcpProxy proxy;
@@ -135,9 +151,10 @@ final class ChaosRun {
             ChaosSchema.recreate(ds);
             DbTasks client = DbTasks.builder(ds).workers(false).build(); // migrates
             clear(ds);
-            URI target = URI.create(url.substring("jdbc:".length()));
+            URI target = url.contains(",") ? null : URI.create(url.substring("jdbc:".length()));
             for (int i = 0; i < workers; i++) {
-                Slot s = new Slot(new TcpProxy(target.getHost(), target.getPort()));
+                // a multi-host URL (failover) is used as it is: no proxy, no PARTITION
+                Slot s = new Slot(url.contains(",") ? null : new TcpProxy(target.getHost(), target.getPort()));
                 slots.add(s);
                 startWorker(s);
             }
@@ -157,7 +174,10 @@ final class ChaosRun {
                     },
                     "chaos-enqueuer");
             enqueueing.start();
-            Thread.sleep(2_000);
+            long warm = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (Checker.succeeded(ds) < 20 && System.nanoTime() < warm) {
+                Thread.sleep(100); // faults strike once the workers are up and working
+            }
             injectFaults(ds);
             long faultsDone = System.nanoTime();
             enqueueing.join(TimeUnit.MINUTES.toMillis(10));
@@ -188,13 +208,18 @@ final class ChaosRun {
                 if (s.process != null) {
                     s.process.destroyForcibly();
                 }
-                s.proxy.close();
+                if (s.proxy != null) {
+                    s.proxy.close();
+                }
             }
         }
         report.put("workers", (long) workers);
         report.put("respawns", respawns);
         for (Fault f : kinds) {
             report.put("faults" + f, (long) struck.getOrDefault(f, 0));
+        }
+        if (!failoverRecoveriesMs.isEmpty()) {
+            report.put("failoverRecoveryMs", failoverRecoveriesMs.get(0));
         }
         if (!restartRecoveriesMs.isEmpty()) {
             report.put(
@@ -241,6 +266,15 @@ final class ChaosRun {
                 if (ms != null) {
                     restartRecoveriesMs.add(ms);
                 }
+            }
+            case FAILOVER -> {
+                long before = Checker.succeeded(ds);
+                standbyPair.crashPrimary();
+                standbyPair.promote();
+                long promoted = System.nanoTime();
+                Long ms = firstCompletionAfter(ds, before, promoted, Duration.ofSeconds(120));
+                log("first completion " + ms + " ms after the standby's promotion");
+                failoverRecoveriesMs.add(ms == null ? -1 : ms);
             }
             case PARTITION -> {
                 slot.proxy.cut();
@@ -368,7 +402,7 @@ final class ChaosRun {
                         "-cp",
                         classpath,
                         ChaosWorker.class.getName(),
-                        slot.proxy.rewrite(url),
+                        slot.proxy == null ? url : slot.proxy.rewrite(url),
                         slot.id,
                         "6",
                         String.valueOf(lease.toMillis()),

@@ -18,11 +18,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The lock workload: two {@link LockWorker} processes of four threads each for {@code seconds};
- * every few seconds the process holding the lock (else either) is paused ({@code SIGSTOP}) for three
- * leases; then the {@link LockChecker}.
+ * every few seconds the process holding the lock (else either) is paused ({@code SIGSTOP}) for
+ * {@link #PAUSE}; then the {@link LockChecker}.
  */
 final class LockRun {
     static final Duration LEASE = Duration.ofMillis(500);
+    /**
+     * Past the lease and past the waiting line's ticket lifetime (3 s): shorter, the paused
+     * process's own waiters keep their place in the line and nobody else may take over.
+     */
+    static final Duration PAUSE = Duration.ofMillis(4_500);
 
     private LockRun() {}
 
@@ -67,7 +72,7 @@ final class LockRun {
             while (System.nanoTime() < end) {
                 Process p = processes.get(holder(ds).orElse(random.nextInt(2)));
                 signal(p, "STOP");
-                Thread.sleep(LEASE.toMillis() * 3);
+                Thread.sleep(PAUSE.toMillis());
                 signal(p, "CONT");
                 pauses++;
                 Thread.sleep(1_500 + random.nextInt(1_500));

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * over must have reported it.
  */
 class LockWorkloadTest {
-    private static final int SECONDS = Integer.getInteger("chaos.lock.seconds", 25);
+    private static final int SECONDS = Integer.getInteger("chaos.lock.seconds", 30);
 
     @ParameterizedTest
     @EnumSource(
