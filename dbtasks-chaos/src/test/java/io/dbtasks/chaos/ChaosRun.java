@@ -190,8 +190,10 @@ final class ChaosRun {
             long drained = System.nanoTime();
             report.put("runSeconds", TimeUnit.NANOSECONDS.toSeconds(drained - start));
             report.put("drainAfterFaultsMs", TimeUnit.NANOSECONDS.toMillis(drained - faultsDone));
-            for (int seconds : outages) {
-                report.put("recoveryAfter" + seconds + "sOutageMs", outage(client, ds, seconds));
+            for (int i = 0; i < outages.size(); i++) {
+                int seconds = outages.get(i);
+                String key = "recoveryAfter" + seconds + "sOutage" + (i == 0 ? "" : "#" + (i + 1)) + "Ms";
+                report.put(key, outage(client, ds, seconds, i));
             }
             if (!outages.isEmpty()) {
                 long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
@@ -290,10 +292,10 @@ final class ChaosRun {
      * @return milliseconds from the database accepting connections again to the first task
      *     completed after it
      */
-    private long outage(DbTasks client, HikariDataSource ds, int seconds) throws Exception {
+    private long outage(DbTasks client, HikariDataSource ds, int seconds, int index) throws Exception {
         List<TaskRequest> due = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
-            String key = "outage-" + seconds + "-" + i;
+            String key = "outage-" + index + "-" + i;
             attempted.add(key);
             due.add(TaskRequest.builder(i % 2 == 0 ? ChaosSchema.TX_KIND : ChaosSchema.PLAIN_KIND)
                     .queue(ChaosSchema.QUEUE)
