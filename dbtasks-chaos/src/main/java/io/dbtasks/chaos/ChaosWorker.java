@@ -1,0 +1,121 @@
+package io.dbtasks.chaos;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.dbtasks.DbTasks;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
+
+/**
+ * A chaos worker process: one engine working queue {@value ChaosSchema#QUEUE} until its standard
+ * input says {@code STOP} or closes, then a graceful stop. The parent kills it, stops it ({@code
+ * SIGSTOP}), cuts its network or its database connections at will.
+ *
+ * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds, and optionally {@code true}
+ * or {@code false} for {@link DbTasks.Builder#transactionPooling(Boolean)} (default {@code false}:
+ * the chaos TCP proxy is no pooler).
+ */
+public final class ChaosWorker {
+    private ChaosWorker() {}
+
+    /**
+     * @param args JDBC URL, worker id, concurrency, lease (ms), transaction pooling (optional)
+     * @throws Exception if the engine cannot start
+     */
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        String workerId = args[1];
+        int concurrency = Integer.parseInt(args[2]);
+        Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
+        boolean transactionPooling = args.length > 4 && Boolean.parseBoolean(args[4]);
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(url);
+        hc.setMaximumPoolSize(concurrency + 6);
+        hc.setConnectionTimeout(2_000);
+        hc.setValidationTimeout(1_000);
+        hc.setInitializationFailTimeout(-1); // start even if the database is down right now
+        hc.setPoolName(workerId);
+        try (HikariDataSource ds = new HikariDataSource(hc)) {
+            DbTasks engine = null;
+            while (engine == null) { // as a supervisor would restart a worker that cannot start yet
+                try {
+                    engine = engine(ds, workerId, concurrency, lease, transactionPooling);
+                    engine.start();
+                } catch (RuntimeException e) {
+                    System.out.println("cannot start yet (" + e.getMessage() + "); again in 500 ms");
+                    if (engine != null) {
+                        engine.close();
+                        engine = null;
+                    }
+                    Thread.sleep(500);
+                }
+            }
+            System.out.println("READY " + workerId);
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            String line;
+            while ((line = in.readLine()) != null && !line.equals("STOP")) {
+                // work until told to stop
+            }
+            engine.stop(Duration.ofSeconds(10));
+            System.out.println("STOPPED " + workerId);
+        }
+        System.exit(0);
+    }
+
+    /**
+     * The chaos engine: both chaos kinds, short timeouts so faults are found fast.
+     *
+     * @param ds the pool
+     * @param workerId the worker id
+     * @param concurrency handlers at once
+     * @param lease the task lease
+     * @param transactionPooling whether a transaction pooler sits in front of PostgreSQL
+     * @return the engine, not started
+     */
+    public static DbTasks engine(
+            DataSource ds, String workerId, int concurrency, Duration lease, boolean transactionPooling) {
+        return DbTasks.builder(ds)
+                .workerId(workerId)
+                .migrate(false) // the enqueuer migrated
+                .transactionPooling(transactionPooling)
+                .queue(ChaosSchema.QUEUE, concurrency)
+                .lease(lease)
+                .pollInterval(Duration.ofMillis(100))
+                .rescueInterval(Duration.ofMillis(500))
+                .statementTimeout(Duration.ofSeconds(5))
+                .shutdownTimeout(Duration.ofSeconds(10))
+                .transactionalHandler(ChaosSchema.TX_KIND, Void.class, (ctx, tx, payload) -> {
+                    try (PreparedStatement ps =
+                            tx.prepareStatement("INSERT INTO chaos_effect (task_id, token, worker) VALUES (?, ?, ?)")) {
+                        ps.setLong(1, ctx.taskId());
+                        ps.setLong(2, ctx.fencingToken());
+                        ps.setString(3, ctx.workerId());
+                        ps.executeUpdate();
+                    }
+                    work();
+                })
+                .handler(ChaosSchema.PLAIN_KIND, Void.class, (ctx, payload) -> {
+                    work();
+                    try (Connection c = ds.getConnection();
+                            PreparedStatement ps = c.prepareStatement(
+                                    "INSERT INTO chaos_plain_effect (task_id, token, worker) VALUES (?, ?, ?)")) {
+                        ps.setLong(1, ctx.taskId());
+                        ps.setLong(2, ctx.fencingToken());
+                        ps.setString(3, ctx.workerId());
+                        ps.executeUpdate();
+                    }
+                })
+                .build();
+    }
+
+    /** 50 to 250 ms of work, so that tasks are in flight when a fault strikes. */
+    private static void work() throws InterruptedException {
+        Thread.sleep(50 + ThreadLocalRandom.current().nextInt(200));
+    }
+}
