@@ -476,15 +476,9 @@ class SpringExperienceTest {
                                 .isEqualTo(5);
                         assertThat(count(registry, DbTasksMetrics.ATTEMPTS, "kind", "mail.refuse", "outcome", "failed"))
                                 .isEqualTo(1);
-                        assertThat(registry.find(DbTasksQueueGauges.TASKS)
-                                        .tags("queue", "later", "state", "pending")
-                                        .gauge()
-                                        .value())
+                        assertThat(gauge(registry, DbTasksQueueGauges.TASKS, "queue", "later", "state", "pending"))
                                 .isEqualTo(1);
-                        assertThat(registry.find(DbTasksQueueGauges.TASKS)
-                                        .tags("queue", "default", "state", "failed")
-                                        .gauge()
-                                        .value())
+                        assertThat(gauge(registry, DbTasksQueueGauges.TASKS, "queue", "default", "state", "failed"))
                                 .isEqualTo(1);
                     });
                     assertThat(count(registry, DbTasksMetrics.ENQUEUED, "kind", "mail.send"))
@@ -501,10 +495,7 @@ class SpringExperienceTest {
                                     .timer()
                                     .count())
                             .isEqualTo(5);
-                    assertThat(registry.find(DbTasksQueueGauges.DUE)
-                                    .tags("queue", "later")
-                                    .gauge()
-                                    .value())
+                    assertThat(gauge(registry, DbTasksQueueGauges.DUE, "queue", "later"))
                             .isZero();
                 });
     }
@@ -552,6 +543,16 @@ class SpringExperienceTest {
                 .run(context -> assertThat(context.getStartupFailure())
                         .rootCause()
                         .hasMessageContaining("must not be negative"));
+    }
+
+    /** A gauge's value; an assertion error (so Awaitility waits on) until its first refresh registers it. */
+    private static double gauge(MeterRegistry registry, String name, String... tags) {
+        io.micrometer.core.instrument.Gauge gauge =
+                registry.find(name).tags(tags).gauge();
+        assertThat(gauge)
+                .as("gauge %s %s", name, java.util.Arrays.toString(tags))
+                .isNotNull();
+        return gauge.value();
     }
 
     private static double count(MeterRegistry registry, String name, String... tags) {
