@@ -7,6 +7,17 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.WorkerInfo;
+import io.dbtasks.batch.BatchNotFoundException;
+import io.dbtasks.batch.BatchProgress;
+import io.dbtasks.batch.Batches;
+import io.dbtasks.job.JobDefinitions;
+import io.dbtasks.job.JobDisabledException;
+import io.dbtasks.job.JobNotFoundException;
+import io.dbtasks.job.JobPage;
+import io.dbtasks.job.JobRun;
+import io.dbtasks.schedule.ScheduleInfo;
+import io.dbtasks.schedule.ScheduleNotFoundException;
+import io.dbtasks.schedule.Schedules;
 import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.server.security.Roles;
 import java.security.Principal;
@@ -45,6 +56,7 @@ import org.springframework.web.servlet.mvc.support.RedirectAttributes;
 @Controller
 public class DashboardController {
     static final int PAGE_SIZE = 50;
+    static final int BATCH_ROWS = 100;
 
     private final DbTasks dbTasks;
     private final DashboardStore store;
@@ -465,11 +477,119 @@ public class DashboardController {
         return "dashboard/table";
     }
 
-    @GetMapping("/dashboard/{area:schedules|definitions|batches}")
-    public String notAvailable(@PathVariable String area, Model model) {
-        model.addAttribute("page", area);
-        model.addAttribute("area", area);
-        return "dashboard/not-available";
+    // --- schedules, job definitions, batches ---------------------------------------------------------
+
+    @GetMapping("/dashboard/schedules")
+    public String schedules(@RequestParam(defaultValue = "0") int p, Model model) {
+        if (p < 0 || p > 100_000) {
+            throw new IllegalArgumentException("p must be a page number from 0");
+        }
+        io.dbtasks.Page<ScheduleInfo> page = dbTasks.schedules().list(p, PAGE_SIZE);
+        model.addAttribute("page", "schedules");
+        model.addAttribute("schedules", page.items());
+        model.addAttribute("p", p);
+        model.addAttribute("hasNext", (long) (p + 1) * PAGE_SIZE < page.total());
+        model.addAttribute("total", page.total());
+        return "dashboard/schedules";
+    }
+
+    @PostMapping("/dashboard/schedules/{name}/{action:pause|resume|delete}")
+    public String scheduleAction(@PathVariable String name, @PathVariable String action, RedirectAttributes flash) {
+        requireRole(Roles.ROLE_ADMIN, "Changing schedules needs the admin role");
+        Schedules schedules = dbTasks.schedules();
+        try {
+            switch (action) {
+                case "pause" -> schedules.pause(name);
+                case "resume" -> schedules.resume(name);
+                default -> {
+                    if (!schedules.delete(name)) {
+                        throw new ScheduleNotFoundException("No schedule is named " + name);
+                    }
+                }
+            }
+        } catch (ScheduleNotFoundException e) {
+            throw new TaskNotFoundException(e.getMessage());
+        }
+        flash.addFlashAttribute(
+                "message",
+                switch (action) {
+                    case "pause" -> "Paused schedule " + name;
+                    case "resume" -> "Resumed schedule " + name;
+                    default -> "Deleted schedule " + name;
+                });
+        return "redirect:/dashboard/schedules";
+    }
+
+    @GetMapping("/dashboard/definitions")
+    public String definitions(
+            @RequestParam(required = false) String type, @RequestParam(required = false) String after, Model model) {
+        Long cursor = null;
+        if (after != null && !after.isBlank()) {
+            cursor = parseId(after);
+        }
+        String businessType = type == null || type.isBlank() ? null : type.strip();
+        JobPage jobs = dbTasks.jobs().list(businessType, cursor, PAGE_SIZE);
+        model.addAttribute("page", "definitions");
+        model.addAttribute("jobs", jobs.items());
+        model.addAttribute("next", jobs.nextAfterId());
+        model.addAttribute("cursor", cursor);
+        model.addAttribute("type", businessType);
+        model.addAttribute("jobKind", JobDefinitions.KIND);
+        return "dashboard/definitions";
+    }
+
+    @PostMapping("/dashboard/definitions/{code}/run")
+    public String runDefinition(@PathVariable String code, RedirectAttributes flash) {
+        requireRole(Roles.ROLE_ADMIN, "Running job definitions needs the admin role");
+        JobRun run;
+        try {
+            run = dbTasks.jobs().run(code);
+        } catch (JobNotFoundException e) {
+            throw new TaskNotFoundException(e.getMessage());
+        }
+        snapshots.refreshSoon();
+        flash.addFlashAttribute(
+                "message",
+                run.duplicate()
+                        ? "Job " + code + " already has a pending run: task " + run.taskId()
+                        : "Job " + code + " run " + run.runNo() + " enqueued as task " + run.taskId());
+        return "redirect:/dashboard/definitions";
+    }
+
+    /** One batch on the batches page: its row and its chunks by state. */
+    public record BatchView(DashboardStore.BatchRow batch, BatchProgress progress) {}
+
+    @GetMapping("/dashboard/batches")
+    public String batches(Model model) {
+        List<BatchView> rows = new ArrayList<>();
+        for (DashboardStore.BatchRow b : store.batches(BATCH_ROWS)) {
+            rows.add(new BatchView(b, dbTasks.batches().progress(b.id())));
+        }
+        model.addAttribute("page", "batches");
+        model.addAttribute("batches", rows);
+        model.addAttribute("limit", BATCH_ROWS);
+        model.addAttribute("batchPrefix", Batches.KIND_PREFIX);
+        return "dashboard/batches";
+    }
+
+    @PostMapping("/dashboard/batches/{id}/retry")
+    public String retryBatch(@PathVariable String id, RedirectAttributes flash) {
+        long batchId = parseId(id);
+        int sent;
+        try {
+            sent = dbTasks.batches().retryFailed(batchId);
+        } catch (BatchNotFoundException e) {
+            throw new TaskNotFoundException(e.getMessage());
+        }
+        snapshots.refreshSoon();
+        flash.addFlashAttribute("message", "Batch " + batchId + ": " + sent + " failed chunk(s) sent back to PENDING");
+        return "redirect:/dashboard/batches";
+    }
+
+    private static void requireRole(String role, String message) {
+        if (!Roles.has(SecurityContextHolder.getContext().getAuthentication(), role)) {
+            throw new AccessDeniedException(message);
+        }
     }
 
     // --- errors --------------------------------------------------------------------------------------
@@ -490,6 +610,12 @@ public class DashboardController {
     @ExceptionHandler(IllegalTransitionException.class)
     @ResponseStatus(HttpStatus.CONFLICT)
     public String conflict(IllegalTransitionException e, Model model) {
+        return error(model, "Not allowed in this state", e.getMessage());
+    }
+
+    @ExceptionHandler(JobDisabledException.class)
+    @ResponseStatus(HttpStatus.CONFLICT)
+    public String disabled(JobDisabledException e, Model model) {
         return error(model, "Not allowed in this state", e.getMessage());
     }
 

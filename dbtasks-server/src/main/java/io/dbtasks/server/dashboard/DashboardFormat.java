@@ -17,6 +17,21 @@ public class DashboardFormat {
         return t == null ? "" : TIME.format(t) + "Z";
     }
 
+    /** @return a schedule's trigger as one line: a cron with its zone, or a fixed rate or delay */
+    public String trigger(io.dbtasks.schedule.Trigger t) {
+        if (t == null) {
+            return "";
+        }
+        String period = t.period().map(this::age).orElse("");
+        return switch (t.type()) {
+            case CRON ->
+                "cron " + t.expression().orElse("") + " ("
+                        + t.zone().map(Object::toString).orElse("UTC") + ")";
+            case FIXED_RATE -> "every " + period;
+            case FIXED_DELAY -> period + " after the previous task";
+        };
+    }
+
     /** @return the instant as ISO-8601, for {@code datetime} attributes */
     public String iso(Instant t) {
         return t == null ? "" : t.toString();

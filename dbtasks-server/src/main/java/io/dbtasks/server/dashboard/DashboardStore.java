@@ -583,6 +583,27 @@ public class DashboardStore {
                 "received_at");
     }
 
+    /** One row of {@code dbtasks_batch}, newest first. */
+    public record BatchRow(long id, String kind, String name, int chunks, Instant createdAt) {}
+
+    /**
+     * The newest batches (the core API finds a batch by id but does not list them).
+     *
+     * @param limit at most this many
+     * @return the batches, newest first
+     */
+    public List<BatchRow> batches(int limit) {
+        return jdbc.query(
+                "SELECT id, kind, name, chunks, created_at FROM dbtasks_batch ORDER BY id DESC " + limit(),
+                (rs, i) -> new BatchRow(
+                        rs.getLong("id"),
+                        rs.getString("kind"),
+                        rs.getString("name"),
+                        rs.getInt("chunks"),
+                        instant(rs, "created_at")),
+                limit);
+    }
+
     private List<Map<String, Object>> rows(String sql, int limit, String... timeColumns) {
         List<String> times = List.of(timeColumns);
         return jdbc.query(

@@ -38,7 +38,8 @@ import org.springframework.security.web.util.matcher.RegexRequestMatcher;
  *
  * <p>Rules are by path and method, so a new endpoint is covered without being listed: reads
  * ({@code GET}, {@code HEAD}) need viewer; writes need operator; writes under {@code /api/jobs},
- * {@code /api/schedules} (and {@code /jobs}, {@code /schedules} of the dashboard), every
+ * {@code /api/schedules} (and {@code /jobs}, {@code /schedules}, {@code /dashboard/schedules/**},
+ * {@code /dashboard/definitions/**} of the dashboard), every
  * {@code DELETE}, and a {@code POST} to a path ending in {@code /delete} need admin. Only the login
  * page, {@code /actuator/health} and static assets ({@code /css}, {@code /js}, {@code /webjars},
  * {@code /images}, {@code /favicon.ico}) are anonymous. Method security ({@code @PreAuthorize}) is
@@ -63,7 +64,9 @@ public class SecurityConfig {
         "/jobs",
         "/jobs/**",
         "/schedules",
-        "/schedules/**"
+        "/schedules/**",
+        "/dashboard/schedules/**",
+        "/dashboard/definitions/**"
     };
     private static final String[] ANONYMOUS = {
         "/actuator/health", "/actuator/health/**", "/css/**", "/js/**", "/webjars/**", "/images/**", "/favicon.ico"

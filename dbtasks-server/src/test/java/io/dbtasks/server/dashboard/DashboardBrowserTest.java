@@ -266,7 +266,8 @@ class DashboardBrowserTest {
         assertThat(driver.findElement(By.tagName("table")).getText()).contains("msg-" + run);
         Browser.screenshot(driver, "inbox");
         driver.get(url("/dashboard/schedules"));
-        assertThat(driver.findElement(By.className("not-available")).getText()).startsWith("Not available");
+        assertThat(driver.findElement(By.id("schedules")).isDisplayed()).isTrue();
+        Browser.screenshot(driver, "schedules");
 
         // Payload search through the browser.
         driver.get(url("/dashboard/tasks?path=failTimes&value=1&state=FAILED"));
