@@ -64,6 +64,8 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     /** How often an idle worker looks for due tasks (sooner when woken by a local enqueue). */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    /** The least time between two wake-ups of other instances that enqueues into one queue send. */
+    public static final Duration DEFAULT_ENQUEUE_SIGNAL_INTERVAL = Duration.ofMillis(5);
     /** How often expired leases are looked for. */
     public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
     /** How long {@link #close()} waits for running tasks before handing them back. */
@@ -576,6 +578,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration lease = DEFAULT_LEASE;
         private Duration heartbeatInterval;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration enqueueSignalInterval = DEFAULT_ENQUEUE_SIGNAL_INTERVAL;
         private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
         private Duration vacuumInterval = DEFAULT_VACUUM_INTERVAL;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
@@ -785,6 +788,25 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder pollInterval(Duration interval) {
             this.pollInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
+         * How often, at most, enqueues wake other instances' workers on one queue (PostgreSQL's
+         * {@code NOTIFY}; elsewhere they poll and this has no effect). An enqueue into a queue not
+         * signalled within the interval signals in its own transaction, so an idle queue's tasks
+         * start at once; later enqueues share one signal sent after their commits, at most {@code
+         * interval} after the previous one. Under load this keeps enqueues from committing one at a
+         * time behind PostgreSQL's notification lock. This engine's own workers are woken directly,
+         * without waiting.
+         *
+         * @param interval the least time between two signals of one queue from this engine, in
+         *     milliseconds' precision; default 5 ms; {@link Duration#ZERO} signals in every enqueue
+         * @return this
+         * @throws NullPointerException if {@code interval} is {@code null}
+         */
+        public Builder enqueueSignalInterval(Duration interval) {
+            this.enqueueSignalInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 
@@ -1195,6 +1217,10 @@ public final class DbTasks implements AutoCloseable {
             requirePositive(lease, "lease");
             requirePositive(heartbeat, "heartbeatInterval");
             requirePositive(pollInterval, "pollInterval");
+            if (enqueueSignalInterval.isNegative()) {
+                throw new IllegalArgumentException(
+                        "enqueueSignalInterval must not be negative, got " + enqueueSignalInterval);
+            }
             requirePositive(rescueInterval, "rescueInterval");
             if (vacuumInterval.isNegative()) {
                 throw new IllegalArgumentException("vacuumInterval must not be negative, got " + vacuumInterval);
@@ -1248,7 +1274,8 @@ public final class DbTasks implements AutoCloseable {
                     vacuumInterval,
                     statementTimeout,
                     List.copyOf(listeners),
-                    longRunningThreshold);
+                    longRunningThreshold,
+                    enqueueSignalInterval);
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             HandlerRegistry.Builder all = handlers.copy();

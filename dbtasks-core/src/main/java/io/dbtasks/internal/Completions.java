@@ -195,7 +195,10 @@ final class Completions {
      * Records failed attempts in one transaction, in task id order: each a retry (back to PENDING,
      * due its delay after the database's now; CANCELLED instead if an operator asked to cancel the
      * task while the attempt ran) or FAILED, with its guarded UPDATE, and one multi-row INSERT of
-     * their attempt rows. An attempt whose lease was lost is left out: nothing of it is written.
+     * their attempt rows. The retries' UPDATEs go as one JDBC batch and the FAILED ones as another
+     * (one round trip each, where the driver reports each row count; else one by one), so a queue
+     * where many attempts fail is written as fast as one where they succeed. An attempt whose lease
+     * was lost is left out: nothing of it is written.
      *
      * @return the status written (PENDING, CANCELLED or FAILED) by fencing token; a token missing
      *     lost its lease
@@ -203,37 +206,72 @@ final class Completions {
     Map<Long, TaskStatus> settleFailures(List<Failure> batch) {
         List<Failure> sorted = new ArrayList<>(batch);
         sorted.sort(java.util.Comparator.comparingLong(f -> f.task().id())); // one lock order for all writers
+        List<Failure> retries = new ArrayList<>();
+        List<Failure> failures = new ArrayList<>();
+        for (Failure f : sorted) {
+            (f.retryDelay() != null ? retries : failures).add(f);
+        }
         return jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> {
             Map<Long, TaskStatus> written = new HashMap<>();
-            List<Attempts.Row> rows = new ArrayList<>(sorted.size());
-            for (Failure f : sorted) {
+            int[] retried = run(c, retry, retries, f -> new Object[] {
+                f.retryDelay().toMillis(),
+                Attempts.reason(f.error()),
+                f.task().id(),
+                f.task().fencingToken()
+            });
+            int[] failed = run(c, fail, failures, f -> new Object[] {
+                Attempts.reason(f.error()), f.task().id(), f.task().fencingToken()
+            });
+            for (int k = 0; k < retries.size(); k++) {
+                Failure f = retries.get(k);
                 Task t = f.task();
-                String reason = Attempts.reason(f.error());
-                TaskStatus status;
-                int n;
-                if (f.retryDelay() != null) {
-                    status = TaskStatus.PENDING;
-                    n = retry.run(c, f.retryDelay().toMillis(), reason, t.id(), t.fencingToken());
-                    if (n == 0) {
-                        status = TaskStatus.CANCELLED;
-                        n = retryCancelled.run(
+                if (checked(retried[k], t)) {
+                    written.put(t.fencingToken(), TaskStatus.PENDING);
+                } else if (checked(
+                        retryCancelled.run(
                                 c,
-                                "Cancelled by an operator; the attempt failed with " + reason,
+                                "Cancelled by an operator; the attempt failed with " + Attempts.reason(f.error()),
                                 t.id(),
-                                t.fencingToken());
-                    }
-                } else {
-                    status = TaskStatus.FAILED;
-                    n = fail.run(c, reason, t.id(), t.fencingToken());
+                                t.fencingToken()),
+                        t)) {
+                    written.put(t.fencingToken(), TaskStatus.CANCELLED);
                 }
-                if (checked(n, t)) {
-                    written.put(t.fencingToken(), status);
-                    rows.add(Attempts.Row.of(t, f.durationMs(), f.outcome(), f.error()));
+            }
+            for (int k = 0; k < failures.size(); k++) {
+                if (checked(failed[k], failures.get(k).task())) {
+                    written.put(failures.get(k).task().fencingToken(), TaskStatus.FAILED);
+                }
+            }
+            List<Attempts.Row> rows = new ArrayList<>(written.size());
+            for (Failure f : sorted) {
+                if (written.containsKey(f.task().fencingToken())) {
+                    rows.add(Attempts.Row.of(f.task(), f.durationMs(), f.outcome(), f.error()));
                 }
             }
             attempts.insertAll(c, rows);
             return written;
         });
+    }
+
+    /** Runs {@code update} once per failure, as one JDBC batch where the dialect allows; row counts in order. */
+    private int[] run(
+            Connection c,
+            TaskUpdate update,
+            List<Failure> failures,
+            java.util.function.Function<Failure, Object[]> binds)
+            throws SQLException {
+        if (dialect.exactBatchCounts()) {
+            List<Object[]> args = new ArrayList<>(failures.size());
+            for (Failure f : failures) {
+                args.add(binds.apply(f));
+            }
+            return update.runBatch(c, args);
+        }
+        int[] counts = new int[failures.size()];
+        for (int k = 0; k < counts.length; k++) {
+            counts[k] = update.run(c, binds.apply(failures.get(k)));
+        }
+        return counts;
     }
 
     /**

@@ -98,6 +98,7 @@ public final class Engine {
     private boolean listen = true;
 
     private OutcomeBatcher successes;
+    private final EnqueueSignals enqueueSignals;
 
     private Engine(
             DataSource dataSource,
@@ -114,7 +115,8 @@ public final class Engine {
         this.events = new Events(config.workerId(), config.listeners());
         this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
-        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events);
+        this.enqueueSignals = new EnqueueSignals(jdbc, dialect, config.enqueueSignalInterval());
+        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals);
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
         this.leases = new Leases(jdbc, dialect, attempts, config, events);
@@ -352,6 +354,7 @@ public final class Engine {
             closed = true;
             schedulePoller.stop();
             renewal.close();
+            enqueueSignals.close(1000); // trailing wake-ups of tasks already committed
             if (!started || workers.isEmpty()) {
                 if (started) {
                     events.publish(

@@ -13,7 +13,9 @@ import java.util.function.DoubleSupplier;
  * The validated, immutable settings of one engine; built by {@code DbTasks.Builder}.
  *
  * <p>{@code listeners} receive the engine's events; {@code longRunningThreshold} is how long a
- * handler may run before a {@code LONG_RUNNING} event, {@link Duration#ZERO} for never.
+ * handler may run before a {@code LONG_RUNNING} event, {@link Duration#ZERO} for never; {@code
+ * enqueueSignalInterval} is the least time between two cross-instance wake-ups of one queue that
+ * enqueues send (see {@link EnqueueSignals}), {@link Duration#ZERO} for one per enqueue.
  */
 public record EngineConfig(
         String workerId,
@@ -34,7 +36,8 @@ public record EngineConfig(
         Duration vacuumInterval,
         Duration statementTimeout,
         List<TaskEventListener> listeners,
-        Duration longRunningThreshold) {
+        Duration longRunningThreshold,
+        Duration enqueueSignalInterval) {
 
     /** @return whether a throwable ends its task without retry */
     public boolean isNonRetryable(Throwable t) {

@@ -7,10 +7,16 @@ import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /** PostgreSQL only: LISTEN/NOTIFY wakes idle workers of other instances, so they need not poll. */
 class PostgresNotifyTest extends EngineHarness {
@@ -33,6 +39,51 @@ class PostgresNotifyTest extends EngineHarness {
                 .isTrue();
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> producer.find(id).orElseThrow().status() == TaskStatus.SUCCEEDED);
+    }
+
+    @Test
+    void aBurstOfEnqueuesSendsOneSignalPerIntervalAndTheTrailingOneWakesTheOtherInstance() throws Exception {
+        int tasks = 200;
+        CountDownLatch ran = new CountDownLatch(tasks);
+        DbTasks worker = engine(b -> b.pollInterval(Duration.ofMinutes(5))
+                .queue("notify-burst", 4)
+                .handler("notify.burst", Void.class, (ctx, p) -> ran.countDown()));
+        worker.start();
+        Thread.sleep(500); // the worker's first claim found nothing; it now sleeps for its 5-minute poll
+        DbTasks producer = engine(b -> b.workers(false).enqueueSignalInterval(Duration.ofSeconds(2)));
+        try (Connection listen = database().dataSource().getConnection();
+                Statement s = listen.createStatement()) {
+            s.execute("LISTEN dbtasks_task");
+            long start = System.nanoTime();
+            for (int i = 0; i < tasks; i++) {
+                producer.enqueue(TaskRequest.builder("notify.burst")
+                        .queue("notify-burst")
+                        .build());
+            }
+            long burstMillis = (System.nanoTime() - start) / 1_000_000;
+            assertThat(ran.await(20, TimeUnit.SECONDS))
+                    .as(
+                            "every task of the burst ran, woken by the signals and not by the 5-minute poll;"
+                                    + " %d did not",
+                            ran.getCount())
+                    .isTrue();
+            // The trailing signal is due 2 s after the first; hear it even if the worker never slept.
+            Thread.sleep(Math.max(0, 3000 - (System.nanoTime() - start) / 1_000_000));
+            List<String> heard = new ArrayList<>();
+            PGNotification[] got;
+            while ((got = listen.unwrap(PGConnection.class).getNotifications(500)) != null && got.length > 0) {
+                for (PGNotification n : got) {
+                    heard.add(n.getParameter());
+                }
+            }
+            assertThat(heard)
+                    .as(
+                            "one signal in the first enqueue's transaction and one trailing signal per 2-second"
+                                    + " interval of the %d ms burst, not one per task",
+                            burstMillis)
+                    .containsOnly("notify-burst")
+                    .hasSizeBetween(2, 2 + (int) (burstMillis / 2000));
+        }
     }
 
     @Test

@@ -61,6 +61,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 Duration.ZERO,
                 Duration.ofSeconds(30),
                 List.of(),
+                Duration.ZERO,
                 Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
         Dialect dialect = Dialects.detect(dataSource());
@@ -192,6 +193,64 @@ public abstract class LeaseFencingContract extends EngineHarness {
                     .extracting(Attempt::outcome)
                     .containsExactly(AttemptOutcome.LEASE_EXPIRED);
         }
+    }
+
+    @Test
+    void batchedFailuresRecordOnlyTheAttemptsThatStillHoldTheirLease() {
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
+        long staleId = enqueue(oldWorker, 3);
+        Task stale = claimOne(oldWorker);
+        long retriedId = enqueue(oldWorker, 3);
+        Task retried = claimOne(oldWorker);
+        long failedId = enqueue(oldWorker, 3);
+        Task failed = claimOne(oldWorker);
+        long cancelledId = enqueue(oldWorker, 3);
+        Task cancelled = claimOne(oldWorker);
+        expireLease(staleId);
+        assertThat(newWorker.leases().rescueExpired()).isEqualTo(1);
+        Task staleNow = row(newWorker, staleId);
+        newWorker.operations().cancel(cancelledId);
+
+        Map<Long, TaskStatus> written = oldWorker
+                .completions()
+                .settleFailures(List.of(
+                        new Completions.Failure(
+                                stale, AttemptOutcome.FAILED, new IllegalStateException("late"), Duration.ZERO, 1),
+                        new Completions.Failure(
+                                retried,
+                                AttemptOutcome.FAILED,
+                                new IllegalStateException("again"),
+                                Duration.ofHours(1),
+                                2),
+                        new Completions.Failure(
+                                failed, AttemptOutcome.TIMED_OUT, new IllegalStateException("slow"), null, 3),
+                        new Completions.Failure(
+                                cancelled,
+                                AttemptOutcome.FAILED,
+                                new IllegalStateException("cancelled meanwhile"),
+                                Duration.ZERO,
+                                4)));
+
+        assertThat(written)
+                .containsOnly(
+                        Map.entry(retried.fencingToken(), TaskStatus.PENDING),
+                        Map.entry(failed.fencingToken(), TaskStatus.FAILED),
+                        Map.entry(cancelled.fencingToken(), TaskStatus.CANCELLED));
+        assertThat(row(newWorker, staleId)).isEqualTo(staleNow);
+        assertThat(row(oldWorker, retriedId).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(row(oldWorker, retriedId).lastError()).contains("again");
+        assertThat(row(oldWorker, failedId).status()).isEqualTo(TaskStatus.FAILED);
+        assertThat(row(oldWorker, cancelledId).status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(oldWorker.queries().attempts(retriedId))
+                .extracting(Attempt::outcome, Attempt::fencingToken)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(AttemptOutcome.FAILED, retried.fencingToken()));
+        assertThat(oldWorker.queries().attempts(failedId))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.TIMED_OUT);
+        assertThat(newWorker.queries().attempts(staleId))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED);
     }
 
     @Test

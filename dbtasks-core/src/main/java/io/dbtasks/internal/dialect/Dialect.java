@@ -100,6 +100,11 @@ public interface Dialect {
      */
     default void notifyEnqueued(Connection c, java.util.Set<String> queues) throws SQLException {}
 
+    /** @return whether {@link #notifyEnqueued} sends anything, so that it is worth throttling */
+    default boolean signalsEnqueues() {
+        return false;
+    }
+
     /**
      * The DataSource the engine works through, set up for what may sit between it and the server.
      * PostgreSQL: behind a pooler in transaction mode (said by {@code transactionPooling}, or
@@ -182,6 +187,14 @@ public interface Dialect {
     /** @return how to vacuum the task table, or empty where the database cleans up after itself */
     default Optional<TableVacuum> tableVacuum() {
         return Optional.empty();
+    }
+
+    /**
+     * @return whether a JDBC batch of UPDATEs reports each statement's row count, as the lease guard
+     *     needs (MariaDB's driver may answer {@code SUCCESS_NO_INFO} when its bulk protocol is on)
+     */
+    default boolean exactBatchCounts() {
+        return true;
     }
 
     /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */

@@ -62,9 +62,14 @@ public final class H2Dialect implements Dialect {
         // The due ids first, then the guarded update by primary key (still PENDING and due, should an
         // operator have rescheduled one meanwhile): with the ids as a subquery, H2
         // tested every PENDING row against it, so each claim cost the whole backlog.
+        // The ORDER BY names the claim index's leading columns too, though the WHERE fixes them: H2 2.4
+        // reads rows in index order only when the ORDER BY is a prefix of the index, and otherwise
+        // sorted the whole due backlog for every claim (EXPLAIN ANALYZE over 50,000 PENDING rows:
+        // scanCount 50,001 without them, 24 with them and "index sorted").
         List<Long> ids = DueIds.read(
                 c,
-                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ?",
+                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY queue, status, " + CLAIM_ORDER
+                        + " LIMIT ?",
                 queue,
                 limit);
         if (ids.isEmpty()) {

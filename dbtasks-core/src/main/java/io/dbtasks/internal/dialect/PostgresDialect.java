@@ -88,6 +88,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public boolean signalsEnqueues() {
+        return true;
+    }
+
+    @Override
     public void notifyEnqueued(Connection c, Set<String> queues) throws SQLException {
         if (queues.isEmpty()) {
             return;

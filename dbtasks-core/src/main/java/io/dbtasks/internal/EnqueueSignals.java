@@ -1,0 +1,186 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.internal.dialect.Dialect;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Throttles the cross-instance wake-up that enqueues send ({@code NOTIFY} on PostgreSQL) to at most
+ * one per queue per {@code interval} from this engine, without ever leaving a committed task
+ * unannounced for longer than that.
+ *
+ * <p>Why: a PostgreSQL transaction that sent a {@code NOTIFY} holds a database-wide lock from
+ * before its commit until it ends, so notifying enqueues commit one at a time and lose group
+ * commit; it also costs a round trip. Most of those signals are redundant under load: a worker
+ * woken by one claims every due task it finds.
+ *
+ * <p>How: an enqueue asks {@link #claim} which of its queues it must notify inside its own
+ * transaction: a queue not signalled within the interval (an idle queue is signalled at once, so
+ * idle latency is unchanged). For every other queue, once the enqueue has committed, {@link
+ * #committed} makes sure one trailing signal follows, sent by a timer at most one interval after the
+ * last one, on a connection of its own. Since that signal is sent after the commit it announces, a
+ * worker it wakes sees the task; many commits in one interval share it. The trailing signal is what
+ * guarantees delivery; the in-transaction one only makes the idle case fast, so a claim whose
+ * transaction rolled back or inserted only duplicates loses nothing. A trailing signal that fails
+ * (database unreachable) is logged; other instances still find the task at their next poll.
+ *
+ * <p>The limit per queue follows River's insert-notification limiter ({@code
+ * internal/notifylimiter}); the trailing signal is added here so that no committed task waits for
+ * a poll.
+ *
+ * <p>Thread-safety: thread-safe; {@link #claim} and {@link #committed} are lock-free.
+ */
+final class EnqueueSignals {
+    private static final Logger log = LoggerFactory.getLogger(EnqueueSignals.class);
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final long intervalNanos;
+    private final ConcurrentHashMap<String, QueueSignal> queues = new ConcurrentHashMap<>();
+    private volatile ScheduledExecutorService timer;
+    private volatile boolean closed;
+
+    /** When a queue was last signalled, and whether a trailing signal is scheduled for it. */
+    private static final class QueueSignal {
+        final AtomicLong lastSent;
+        final AtomicBoolean trailing = new AtomicBoolean();
+
+        QueueSignal(long never) {
+            this.lastSent = new AtomicLong(never);
+        }
+    }
+
+    /**
+     * @param jdbc the engine's connections, for trailing signals
+     * @param dialect the database's dialect; where it sends no signal, this does nothing
+     * @param interval the least time between two signals of one queue; {@link Duration#ZERO} sends
+     *     one in every enqueuing transaction, as without throttling
+     */
+    EnqueueSignals(Jdbc jdbc, Dialect dialect, Duration interval) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.intervalNanos = interval.toNanos();
+    }
+
+    /** @return signals without throttling: every enqueuing transaction signals its queues */
+    static EnqueueSignals unthrottled(Jdbc jdbc, Dialect dialect) {
+        return new EnqueueSignals(jdbc, dialect, Duration.ZERO);
+    }
+
+    /**
+     * Picks the queues an enqueue signals inside its transaction, and counts them as signalled now.
+     *
+     * @param queues the queues the enqueue writes to
+     * @return those to signal in the transaction (a subset, possibly empty); the caller passes the
+     *     others to {@link #committed} after its commit
+     */
+    Set<String> claim(Set<String> queues) {
+        if (intervalNanos == 0 || !dialect.signalsEnqueues()) {
+            return queues;
+        }
+        Set<String> inline = new LinkedHashSet<>();
+        long now = System.nanoTime();
+        for (String queue : queues) {
+            QueueSignal s = signal(queue, now);
+            long last = s.lastSent.get();
+            if (now - last >= intervalNanos && s.lastSent.compareAndSet(last, now)) {
+                inline.add(queue);
+            }
+        }
+        return inline;
+    }
+
+    /**
+     * After an enqueue committed: makes sure a signal for each of {@code queues} follows, at most one
+     * interval after the queue's last.
+     *
+     * @param queues the queues the enqueue wrote to and did not signal in its transaction
+     */
+    void committed(Set<String> queues) {
+        if (queues.isEmpty() || intervalNanos == 0 || !dialect.signalsEnqueues() || closed) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (String queue : queues) {
+            QueueSignal s = signal(queue, now);
+            if (s.trailing.compareAndSet(false, true)) {
+                long delay = Math.max(0, s.lastSent.get() + intervalNanos - now);
+                try {
+                    timer().schedule(() -> sendTrailing(queue, s), delay, TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException e) {
+                    s.trailing.set(false); // closing: other instances find the task at their next poll
+                }
+            }
+        }
+    }
+
+    private void sendTrailing(String queue, QueueSignal s) {
+        // Cleared before sending: a commit after this point schedules a signal of its own, and one
+        // before it is announced by this one, which follows it.
+        s.trailing.set(false);
+        s.lastSent.set(System.nanoTime());
+        try {
+            jdbc.withConnection("Signal new tasks of queue " + queue, c -> {
+                dialect.notifyEnqueued(c, Set.of(queue));
+                return null;
+            });
+        } catch (RuntimeException e) {
+            log.debug(
+                    "Signalling new tasks of queue {} failed; other instances find them at their next poll", queue, e);
+        }
+    }
+
+    private QueueSignal signal(String queue, long now) {
+        QueueSignal s = queues.get(queue);
+        return s != null ? s : queues.computeIfAbsent(queue, q -> new QueueSignal(now - intervalNanos));
+    }
+
+    private ScheduledExecutorService timer() {
+        ScheduledExecutorService t = timer;
+        if (t == null) {
+            synchronized (this) {
+                t = timer;
+                if (t == null) {
+                    if (closed) {
+                        throw new RejectedExecutionException("closed");
+                    }
+                    t = Executors.newSingleThreadScheduledExecutor(r -> {
+                        Thread thread = new Thread(r, "dbtasks-enqueue-signal");
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+                    timer = t;
+                }
+            }
+        }
+        return t;
+    }
+
+    /** Sends the trailing signals still due (waiting up to {@code timeoutMillis}) and stops the timer. */
+    void close(long timeoutMillis) {
+        ScheduledExecutorService t;
+        synchronized (this) {
+            closed = true;
+            t = timer;
+        }
+        if (t == null) {
+            return;
+        }
+        t.shutdown(); // delayed signals already scheduled still run
+        try {
+            t.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
