@@ -224,11 +224,11 @@ public final class Engine {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             daemonThreads("dbtasks-worker-"));
-            successes = new OutcomeBatcher(completions);
-            successes.start();
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
+            successes = new OutcomeBatcher(completions, this::retryWritten);
+            successes.start();
             Execution.Wiring wiring = new Execution.Wiring(
                     handlers,
                     new Completer(jdbc, completions, leases, successes),
@@ -431,6 +431,26 @@ public final class Engine {
                     config.workerId(),
                     config.heartbeatInterval(),
                     e);
+        }
+    }
+
+    /**
+     * A retry was written: wakes its queue's claim loops when it is due, if that comes before their
+     * next poll (a retry with no backoff at once), so a short backoff is not stretched to the poll
+     * interval.
+     */
+    private void retryWritten(String queue, Duration delay) {
+        if (delay.compareTo(config.pollInterval()) >= 0) {
+            return;
+        }
+        if (delay.isZero() || delay.isNegative()) {
+            wake(queue);
+            return;
+        }
+        try {
+            scheduler.schedule(() -> wake(queue), delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // stopping: nothing left to wake
         }
     }
 

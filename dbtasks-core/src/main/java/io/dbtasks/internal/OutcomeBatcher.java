@@ -63,8 +63,19 @@ final class OutcomeBatcher implements Runnable {
 
     private volatile boolean running = true;
 
+    /**
+     * Told of each retry written: its queue and its backoff, so the engine can wake the queue's
+     * claim loop when the retry is due instead of at its next poll.
+     */
+    private final java.util.function.BiConsumer<String, java.time.Duration> retried;
+
     OutcomeBatcher(Completions completions) {
+        this(completions, (queue, delay) -> {});
+    }
+
+    OutcomeBatcher(Completions completions, java.util.function.BiConsumer<String, java.time.Duration> retried) {
         this.completions = completions;
+        this.retried = retried;
         this.thread = new Thread(this, "dbtasks-complete");
         this.thread.setDaemon(true);
     }
@@ -224,7 +235,11 @@ final class OutcomeBatcher implements Runnable {
             return;
         }
         for (PendingFailure p : batch) {
-            p.done().accept(Optional.ofNullable(written.get(p.failure().task().fencingToken())), null);
+            TaskStatus status = written.get(p.failure().task().fencingToken());
+            if (status == TaskStatus.PENDING) {
+                retried.accept(p.failure().task().queue(), p.failure().retryDelay());
+            }
+            p.done().accept(Optional.ofNullable(status), null);
         }
     }
 }

@@ -52,6 +52,40 @@ public abstract class RetryContract extends EngineHarness {
     }
 
     @Test
+    void aShortBackoffIsNotStretchedToThePollInterval() {
+        DbTasks tasks =
+                engine(b -> b.pollInterval(Duration.ofMinutes(5)).handler("fails.once", Void.class, (ctx, p) -> {
+                    if (ctx.attempt() == 1) {
+                        throw new IllegalStateException("first attempt fails");
+                    }
+                }));
+        tasks.start();
+        long none = tasks.enqueue(TaskRequest.builder("fails.once")
+                        .retryPolicy(RetryPolicy.fixed(Duration.ZERO))
+                        .build())
+                .task()
+                .id();
+        long shortOne = tasks.enqueue(TaskRequest.builder("fails.once")
+                        .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(300)))
+                        .build())
+                .task()
+                .id();
+        // The claim loop found the queue drained and sleeps for its 5-minute poll: only the wake-ups
+        // at the retries' due times can start them within the wait below.
+        eventually()
+                .atMost(Duration.ofSeconds(20))
+                .alias("both tasks to succeed on their second attempt, long before the 5-minute poll")
+                .until(() -> tasks.find(none).orElseThrow().status() == TaskStatus.SUCCEEDED
+                        && tasks.find(shortOne).orElseThrow().status() == TaskStatus.SUCCEEDED);
+        assertThat(tasks.attempts(none))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.FAILED, AttemptOutcome.SUCCEEDED);
+        assertThat(tasks.attempts(shortOne))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.FAILED, AttemptOutcome.SUCCEEDED);
+    }
+
+    @Test
     void fixedBackoffSchedulesTheNextAttemptFromTheDatabaseClock() {
         DbTasks tasks = failingEngine(b -> {});
         String key = "fixed:" + database();
