@@ -104,6 +104,9 @@ final class Completions {
         if (oneStatement.isPresent()) {
             return succeedAllInOneStatement(oneStatement.get(), batch);
         }
+        if (dialect.updateFinalTable()) {
+            return succeedAllReadingBack(batch);
+        }
         Map<Long, Success> byId = new HashMap<>();
         for (Success s : batch) {
             byId.put(s.task().id(), s);
@@ -138,6 +141,56 @@ final class Completions {
                     .run(c, ids);
             if (n != held.size()) {
                 throw new IllegalStateException("completed " + n + " of " + held.size() + " locked tasks");
+            }
+            List<Attempts.Row> rows = new ArrayList<>(held.size());
+            Set<Long> tokens = new HashSet<>();
+            for (Success s : held) {
+                rows.add(Attempts.Row.of(s.task(), s.durationMs(), AttemptOutcome.SUCCEEDED, null));
+                tokens.add(s.task().fencingToken());
+            }
+            attempts.insertAll(c, rows);
+            return tokens;
+        });
+    }
+
+    /**
+     * {@link #succeedAll} where an UPDATE's rows can be read back ({@link Dialect#updateFinalTable()}):
+     * one guarded UPDATE of the batch whose changed ids come back, then the multi-row INSERT of their
+     * attempts, without the locking read. The guard {@code id IN (ids) AND lease_token IN (tokens)}
+     * matches exactly the rows whose token is their attempt's: fencing tokens are drawn from one
+     * sequence, so a token in the batch names one claim of one task of the batch.
+     */
+    private Set<Long> succeedAllReadingBack(List<Success> batch) {
+        Map<Long, Success> byId = new HashMap<>();
+        for (Success s : batch) {
+            byId.put(s.task().id(), s);
+        }
+        String in = String.join(", ", Collections.nCopies(byId.size(), "?"));
+        String update = succeed.whereIn(TaskStatus.RUNNING)
+                .and("id IN (" + in + ")")
+                .and("lease_token IN (" + in + ")")
+                .sql();
+        return jdbc.inTransaction("Record " + batch.size() + " successful attempt(s)", c -> {
+            List<Success> held = new ArrayList<>(byId.size());
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT id, lease_token FROM FINAL TABLE (" + update + ")")) {
+                int i = 1;
+                for (Success s : byId.values()) {
+                    ps.setLong(i++, s.task().id());
+                }
+                for (Success s : byId.values()) {
+                    ps.setLong(i++, s.task().fencingToken());
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Success s = byId.get(rs.getLong(1));
+                        if (s == null || s.task().fencingToken() != rs.getLong(2)) {
+                            throw new IllegalStateException(
+                                    "completed task " + rs.getLong(1) + " under a token not of this batch");
+                        }
+                        held.add(s);
+                    }
+                }
             }
             List<Attempts.Row> rows = new ArrayList<>(held.size());
             Set<Long> tokens = new HashSet<>();

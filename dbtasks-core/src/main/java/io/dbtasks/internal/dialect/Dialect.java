@@ -154,6 +154,14 @@ public interface Dialect {
     }
 
     /**
+     * @return whether an UPDATE's changed rows can be read back in the same statement through {@code
+     *     SELECT ... FROM FINAL TABLE (UPDATE ...)} (H2)
+     */
+    default boolean updateFinalTable() {
+        return false;
+    }
+
+    /**
      * An SQL literal for a task status, so that statements name states through {@link TaskStatus}
      * and never as bare text.
      *

@@ -96,6 +96,11 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
+    public boolean updateFinalTable() {
+        return true;
+    }
+
+    @Override
     public String onKeyConflictDoNothing() {
         return "";
     }
