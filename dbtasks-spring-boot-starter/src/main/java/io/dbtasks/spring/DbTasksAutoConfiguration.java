@@ -107,6 +107,7 @@ public class DbTasksAutoConfiguration {
         builder.workers(p.getWorkers().isEnabled())
                 .lease(p.getLease())
                 .pollInterval(p.getPollInterval())
+                .enqueueSignalInterval(p.getEnqueueSignalInterval())
                 .rescueInterval(p.getRescueInterval())
                 .shutdownTimeout(p.getShutdownTimeout())
                 .claimBatch(p.getClaimBatch())

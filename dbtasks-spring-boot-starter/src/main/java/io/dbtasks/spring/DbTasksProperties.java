@@ -37,6 +37,13 @@ public class DbTasksProperties {
     /** How often an idle worker looks for due tasks. */
     private Duration pollInterval = DbTasks.DEFAULT_POLL_INTERVAL;
 
+    /**
+     * PostgreSQL: the least time between two wake-ups (NOTIFY) of other instances' workers that this
+     * instance's enqueues into one queue send; later enqueues share a signal sent after their commit.
+     * 0 sends one per enqueue.
+     */
+    private Duration enqueueSignalInterval = DbTasks.DEFAULT_ENQUEUE_SIGNAL_INTERVAL;
+
     /** How often expired leases are looked for and their tasks rescued. */
     private Duration rescueInterval = DbTasks.DEFAULT_RESCUE_INTERVAL;
 
@@ -144,6 +151,16 @@ public class DbTasksProperties {
     /** @param pollInterval the poll interval */
     public void setPollInterval(Duration pollInterval) {
         this.pollInterval = pollInterval;
+    }
+
+    /** @return the least time between two cross-instance wake-ups of one queue */
+    public Duration getEnqueueSignalInterval() {
+        return enqueueSignalInterval;
+    }
+
+    /** @param enqueueSignalInterval the least time between two cross-instance wake-ups of one queue */
+    public void setEnqueueSignalInterval(Duration enqueueSignalInterval) {
+        this.enqueueSignalInterval = enqueueSignalInterval;
     }
 
     /** @return the rescue interval */
