@@ -227,7 +227,7 @@ public final class Engine {
             ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
-            successes = new OutcomeBatcher(completions, this::retryWritten);
+            successes = new OutcomeBatcher(completions, this::retryWritten, threads);
             successes.start();
             Execution.Wiring wiring = new Execution.Wiring(
                     handlers,

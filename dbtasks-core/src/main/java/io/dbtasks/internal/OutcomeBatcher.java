@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * and the failures and retries in another, so under load many completions share a round trip and a
  * commit, and when idle a single outcome is written at once, with no artificial delay. The
  * handler's slot is freed as soon as it is queued, so the worker can claim the next task while the
- * outcome is written; at most {@link #MAX_PENDING} may be queued.
+ * outcome is written; at most twice the engine's handlers (at least {@link #MIN_PENDING}) may be queued.
  *
  * <p>Guarantees are those of one-by-one completion: each task is settled only under its own fencing
  * token (see {@link Completions#succeedAll} and {@link Completions#settleFailures}); if a batch
@@ -27,9 +27,14 @@ import org.slf4j.LoggerFactory;
  * retries them, and each failure's callback hears of the error.
  */
 final class OutcomeBatcher implements Runnable {
-    static final int MAX_BATCH = 200;
-    /** Successes that may wait to be written before {@link #submit} blocks. */
-    static final int MAX_PENDING = 2 * MAX_BATCH;
+    /**
+     * The most outcomes one write takes. It was 200; with 512 handlers of 10 ms each, a thread dump
+     * showed 288-389 of them blocked in {@link #submit} behind a writer that could take only 200 at a
+     * time (the issue's W = 512 burn-down reached 0.34 of its 51,200 tasks/s).
+     */
+    static final int MAX_BATCH = 500;
+    /** Outcomes that may wait to be written before {@link #submit} blocks, at the least. */
+    static final int MIN_PENDING = 2 * MAX_BATCH;
     /** How long a late success waits for a stopping writer before it is written by its own thread. */
     private static final long STOP_WAIT_MILLIS = 10_000;
 
@@ -54,7 +59,7 @@ final class OutcomeBatcher implements Runnable {
     private record PendingFailure(Completions.Failure failure, FailureDone done) implements Pending {}
 
     private final Completions completions;
-    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(MAX_PENDING);
+    private final LinkedBlockingQueue<Pending> queue;
     /**
      * One writer: a second one, measured, split the queue into smaller batches and made a 64-worker
      * burn-down slower (11,800 against 15,500 tasks/s).
@@ -70,12 +75,21 @@ final class OutcomeBatcher implements Runnable {
     private final java.util.function.BiConsumer<String, java.time.Duration> retried;
 
     OutcomeBatcher(Completions completions) {
-        this(completions, (queue, delay) -> {});
+        this(completions, (queue, delay) -> {}, 0);
     }
 
-    OutcomeBatcher(Completions completions, java.util.function.BiConsumer<String, java.time.Duration> retried) {
+    /**
+     * @param completions where outcomes are written
+     * @param retried told of each retry written, with its queue and backoff
+     * @param handlers how many handlers of the engine may run at once; the queue holds twice that
+     *     (at least {@link #MIN_PENDING}), so that handlers block in {@link #submit} only once the
+     *     writer is a whole round of them behind
+     */
+    OutcomeBatcher(
+            Completions completions, java.util.function.BiConsumer<String, java.time.Duration> retried, int handlers) {
         this.completions = completions;
         this.retried = retried;
+        this.queue = new LinkedBlockingQueue<>(Math.max(MIN_PENDING, 2 * handlers));
         this.thread = new Thread(this, "dbtasks-complete");
         this.thread.setDaemon(true);
     }
@@ -85,7 +99,7 @@ final class OutcomeBatcher implements Runnable {
     }
 
     /**
-     * Queues a success to be written. Blocks while {@value #MAX_PENDING} successes already wait, so
+     * Queues a success to be written. Blocks while its capacity successes already wait, so
      * a handler's slot stays taken (and its queue claims no more) while the writes fall behind:
      * without that, claims would outrun completions and RUNNING rows pile up. Waiting is not
      * interruptible, since the attempt is already settled; the interrupt is kept for the caller.
