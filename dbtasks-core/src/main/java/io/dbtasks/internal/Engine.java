@@ -274,7 +274,10 @@ public final class Engine {
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
-                scheduler.scheduleWithFixedDelay(vacuum::run, vacuumEvery, vacuumEvery, TimeUnit.MILLISECONDS);
+                // The first look comes soon: a table that was empty when the claim was first planned
+                // needs fresh statistics before its backlog grows, not a whole interval later.
+                scheduler.scheduleWithFixedDelay(
+                        vacuum::run, Math.min(vacuumEvery, 1000), vacuumEvery, TimeUnit.MILLISECONDS);
             }
             long retentionEvery = retentionInterval.toMillis();
             if (retentionEvery > 0) {

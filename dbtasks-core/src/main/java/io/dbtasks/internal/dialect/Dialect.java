@@ -199,7 +199,9 @@ public interface Dialect {
     /**
      * How to vacuum the task table where the database needs it done by the engine.
      *
-     * @param deadRowsQuery a query returning one number, the task table's dead row versions
+     * @param deadRowsQuery a query returning one row of three numbers: the task table's dead row
+     *     versions, its live rows now, and the row count its planner statistics hold (0 if never
+     *     gathered)
      * @param vacuum the statement that reclaims the task table's dead rows (and refreshes its
      *     statistics, so plans follow the mix of PENDING and RUNNING rows)
      */

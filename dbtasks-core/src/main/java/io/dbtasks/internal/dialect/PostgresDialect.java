@@ -159,7 +159,9 @@ public final class PostgresDialect implements Dialect {
     @Override
     public Optional<TableVacuum> tableVacuum() {
         return Optional.of(new TableVacuum(
-                "SELECT COALESCE(n_dead_tup, 0) FROM pg_stat_user_tables WHERE relid = 'dbtasks_task'::regclass",
+                "SELECT COALESCE(s.n_dead_tup, 0), COALESCE(s.n_live_tup, 0), GREATEST(c.reltuples, 0)"
+                        + " FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
+                        + " WHERE s.relid = 'dbtasks_task'::regclass",
                 "VACUUM (ANALYZE) dbtasks_task"));
     }
 
