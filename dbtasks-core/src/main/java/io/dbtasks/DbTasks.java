@@ -878,7 +878,7 @@ public final class DbTasks implements AutoCloseable {
          * Whether a queue whose tasks are short claims a few beyond its free handler slots, so its
          * handlers do not idle through a claim round trip (on by default). A task claimed ahead is
          * leased and heartbeated while it waits, at most about 10 ms of work per slot and never more
-         * than two per slot; one that waits over a second is handed back unstarted. Turn it off when
+         * than four per slot; one that waits over a second is handed back unstarted. Turn it off when
          * a newly enqueued task of higher priority must never wait behind tasks already claimed, at
          * the cost of throughput on short tasks.
          *

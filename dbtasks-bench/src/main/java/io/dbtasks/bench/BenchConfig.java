@@ -111,10 +111,10 @@ record BenchConfig(
 
     /**
      * @return the engine's largest claim with {@code w} workers: its free slots plus its claim-ahead
-     *     buffer (two per slot), capped by the claim batch; the ceiling claims this many at a time
+     *     buffer (four per slot), capped by the claim batch; the ceiling claims this many at a time
      */
     int batchFor(int w) {
-        return Math.min(3 * w, claimBatch);
+        return Math.min(5 * w, claimBatch);
     }
 
     /** @return the history sizes of the scale scenario: {@code scaleMin}, times 10, up to {@code scaleMax} */

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The ceiling: the claim-and-complete cycle as plain JDBC on the dbtasks_task table, with no engine
  * around it. W client threads, each on a connection of its own, claim batches of the engine's
- * largest claim size (the claim batch, capped at 3 W: free slots plus claim-ahead) and mark each batch SUCCEEDED in one statement, until
+ * largest claim size (the claim batch, capped at 5 W: free slots plus claim-ahead) and mark each batch SUCCEEDED in one statement, until
  * a claim comes back empty. No attempt rows, no handler hand-off, no heartbeats: what the database
  * alone allows, and so what every engine figure is divided by.
  *

@@ -611,17 +611,17 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         tasks.enqueueAll(
                 requests(10, () -> TaskRequest.builder(blocking).maxAttempts(1).build()));
 
-        // Two run; four more (two per slot) are claimed ahead, leased and waiting for a slot.
+        // Two run; the eight others (four per slot) are claimed ahead, leased and waiting for a slot.
         eventually()
-                .alias("two running and four claimed ahead")
-                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 6);
+                .alias("two running and eight claimed ahead")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 10);
         // a claimed task is RUNNING before its handler is entered, so the second handler may start a moment later
         eventually().alias("both slots' handlers entered").until(() -> blockingRuns.get() == 2);
 
-        // The two handlers block: after a second of waiting the four go back, unstarted, and the loop
+        // The two handlers block: after a second of waiting the eight go back, unstarted, and the loop
         // claims no more ahead while its tasks are this slow.
         eventually()
-                .alias("the four claimed ahead handed back")
+                .alias("the eight claimed ahead handed back")
                 .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING'") == 8);
         Thread.sleep(300); // several poll intervals
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'"))
@@ -692,15 +692,15 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         tasks.enqueueAll(batch);
         tasks.start();
         awaitLatch(blocked);
-        // the 21st blocks; with 20 short tasks seen, up to two more wait claimed ahead
+        // the 21st blocks; with 20 short tasks seen, up to four more wait claimed ahead: the last four
         eventually()
-                .alias("one running and two claimed ahead")
-                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 3);
+                .alias("one running and four claimed ahead")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'") == 5);
 
         tasks.stop(Duration.ofMillis(200));
 
         eventually()
-                .alias("the running one and the two claimed ahead handed back")
+                .alias("the running one and the four claimed ahead handed back")
                 .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'PENDING' AND attempt = 0") == 5);
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'"))
                 .isEqualTo(20);
