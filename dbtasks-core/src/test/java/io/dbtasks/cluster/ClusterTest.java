@@ -80,14 +80,16 @@ class ClusterTest {
             logs.add(logFile);
             processes.add(startWorkerProcess(db, "proc-" + p, logFile));
         }
+        // The worker processes first: started after them, the in-process engines (no JVM to boot)
+        // could burn the whole backlog before a process was ready to claim.
+        for (Path logFile : logs) {
+            awaitReady(logFile);
+        }
         List<DbTasks> engines = new ArrayList<>();
         for (int e = 0; e < ENGINES; e++) {
             DbTasks engine = engine(ds, "jvm-" + e);
             engines.add(engine);
             engine.start();
-        }
-        for (Path logFile : logs) {
-            awaitReady(logFile);
         }
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (System.nanoTime() < deadline && open(producer) > 0) {
