@@ -31,6 +31,7 @@ public final class BenchCommand implements Callable<Integer> {
     private static final Map<String, Scenario> SCENARIOS = List.of(
                     new Ceiling(),
                     new DbSchedulerPeer(),
+                    new JobRunrPeer(),
                     new BurndownScenario(),
                     new EnqueueScenario(),
                     new LatencyScenario(),
@@ -54,7 +55,9 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--scenario",
             split = ",",
             defaultValue = "all",
-            description = "burndown, enqueue, latency, scale, soak, schedules, ceiling, peer or all; comma-separated")
+            description =
+                    "burndown, enqueue, latency, scale, soak, schedules, retention, ceiling, peer (db-scheduler), jobrunr or all;"
+                            + " comma-separated")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -142,6 +145,42 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--schedule-batch", defaultValue = "250", description = "schedules per poll transaction")
     int scheduleBatch;
 
+    @Option(
+            names = "--ceiling-workers",
+            split = ",",
+            defaultValue = "1,2,4,8,16,32,64",
+            description = "claimer threads the ceiling sweeps")
+    List<Integer> ceilingWorkers;
+
+    @Option(
+            names = "--ceiling-batches",
+            split = ",",
+            defaultValue = "10,50,100,250,500",
+            description = "claim batch sizes the ceiling sweeps at each thread count")
+    List<Integer> ceilingBatches;
+
+    @Option(
+            names = "--ceiling-writers",
+            defaultValue = "" + Ceiling.WRITERS_DEFAULT,
+            description = "completion writer threads of the ceiling (group commit on their own connections)")
+    int ceilingWriters;
+
+    @Option(
+            names = "--ceiling-simple",
+            description = "also run the first round's simple ceiling (claim and complete on one connection) at each"
+                    + " burn-down worker count")
+    boolean ceilingSimple;
+
+    @Option(names = "--jobrunr-tasks", defaultValue = "20000", description = "jobs per JobRunr run")
+    int jobRunrTasks;
+
+    @Option(
+            names = "--jobrunr-poll-ms",
+            defaultValue = "5000",
+            description =
+                    "JobRunr's poll interval (5000: the smallest it accepts on SQL storage; its default is 15000)")
+    long jobRunrPollMillis;
+
     public static void main(String[] args) {
         System.exit(execute(args));
     }
@@ -200,7 +239,13 @@ public final class BenchCommand implements Callable<Integer> {
                 scheduleCron,
                 scheduleRounds,
                 scheduleEngines,
-                scheduleBatch);
+                scheduleBatch,
+                ceilingWorkers,
+                ceilingBatches,
+                ceilingWriters,
+                ceilingSimple,
+                jobRunrTasks,
+                Duration.ofMillis(jobRunrPollMillis));
         return smoke ? c.smoke() : c;
     }
 
