@@ -38,6 +38,7 @@ public final class BenchCommand implements Callable<Integer> {
                     new ScaleScenario(),
                     new SoakScenario(),
                     new ScheduleScenario(),
+                    new QuartzScheduleScenario(),
                     new RetentionScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
@@ -56,7 +57,8 @@ public final class BenchCommand implements Callable<Integer> {
             split = ",",
             defaultValue = "all",
             description =
-                    "burndown, enqueue, latency, scale, soak, schedules, retention, ceiling, peer (db-scheduler), jobrunr or all;"
+                    "burndown, enqueue, latency, scale, soak, schedules, quartz, retention, ceiling, peer (db-scheduler), jobrunr"
+                            + " or all;"
                             + " comma-separated")
     List<String> scenarios;
 

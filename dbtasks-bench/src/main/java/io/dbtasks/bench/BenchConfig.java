@@ -81,7 +81,17 @@ record BenchConfig(
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
     static final List<String> ALL = List.of(
-            "ceiling", "peer", "jobrunr", "burndown", "enqueue", "latency", "scale", "soak", "schedules", "retention");
+            "ceiling",
+            "peer",
+            "jobrunr",
+            "burndown",
+            "enqueue",
+            "latency",
+            "scale",
+            "soak",
+            "schedules",
+            "quartz",
+            "retention");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {

@@ -84,7 +84,18 @@ class BenchSmokeTest {
                     "jobrunr_recurring_jobs",
                     "jobrunr_backgroundjobservers",
                     "jobrunr_metadata",
-                    "jobrunr_migrations")) {
+                    "jobrunr_migrations",
+                    "QRTZ_FIRED_TRIGGERS",
+                    "QRTZ_PAUSED_TRIGGER_GRPS",
+                    "QRTZ_SCHEDULER_STATE",
+                    "QRTZ_LOCKS",
+                    "QRTZ_SIMPLE_TRIGGERS",
+                    "QRTZ_CRON_TRIGGERS",
+                    "QRTZ_SIMPROP_TRIGGERS",
+                    "QRTZ_BLOB_TRIGGERS",
+                    "QRTZ_TRIGGERS",
+                    "QRTZ_JOB_DETAILS",
+                    "QRTZ_CALENDARS")) {
                 s.execute("DROP TABLE IF EXISTS " + table);
             }
         }
