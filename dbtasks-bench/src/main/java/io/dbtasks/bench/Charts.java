@@ -136,7 +136,7 @@ final class Charts {
                 .xAxisTitle(x)
                 .yAxisTitle(y)
                 .build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
         chart.getStyler().setYAxisMin(0.0);
         return chart;
     }

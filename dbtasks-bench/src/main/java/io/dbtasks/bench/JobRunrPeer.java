@@ -24,7 +24,8 @@ import org.jobrunr.utils.mapper.gson.GsonJsonMapper;
  * kind of no-op jobs on the same database, once per worker count of the run. For each W its tables
  * are emptied, N jobs ({@link JobRunrNoOp#run}) are enqueued in bulk with {@link JobScheduler}'s
  * {@code enqueue(Stream, ...)} before any server runs, then a {@link BackgroundJobServer} with W
- * workers starts on JobRunr's SQL storage provider over a HikariCP pool of W + 4 connections; the
+ * workers starts on JobRunr's SQL storage provider over a HikariCP pool of W + 8 connections (its
+ * workers and its zookeeping threads each hold one while they write); the
  * clock runs from {@code start()} until every job has run and none is left outside SUCCEEDED in
  * {@code jobrunr_jobs}.
  *
@@ -87,7 +88,7 @@ final class JobRunrPeer implements Scenario {
     private Result measure(BenchRun run, int workers) throws Exception {
         int tasks = run.config().jobRunrTasks();
         JsonMapper json = new GsonJsonMapper();
-        try (HikariDataSource ds = run.pool("bench-jobrunr", workers + 4)) {
+        try (HikariDataSource ds = run.pool("bench-jobrunr", workers + 8)) {
             StorageProvider storage = SqlStorageProviderFactory.using(ds); // creates its tables if missing
             try {
                 storage.setJobMapper(new JobMapper(json));
