@@ -15,16 +15,18 @@ import picocli.CommandLine.Option;
 
 /**
  * The command line of the harness. Parses the options into a {@link BenchConfig}, runs the chosen
- * scenarios against one database, puts every throughput figure in proportion to the ceiling and
- * db-scheduler measured in the same run, and writes the {@link Report}.
+ * scenarios against one database, puts every throughput figure in proportion to the best ceiling
+ * and to db-scheduler and JobRunr measured in the same run ({@link Ratios}), and writes the {@link
+ * Report}.
  */
 @Command(
         name = "dbtasks-bench",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against a"
-                    + " plain-JDBC ceiling and db-scheduler in the same run.",
+            "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against the"
+                    + " best plain-JDBC ceiling of a sweep over threads and batch sizes, db-scheduler and JobRunr"
+                    + " in the same run; recurring schedules beside Quartz.",
             "It TRUNCATES dbtasks_task and dbtasks_attempt: point it at a dedicated database."
         })
 public final class BenchCommand implements Callable<Integer> {
@@ -77,7 +79,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--poll-ms", defaultValue = "100", description = "idle poll interval, dbtasks and db-scheduler")
     long pollMillis;
 
-    @Option(names = "--tasks", defaultValue = "50000", description = "tasks per burn-down and ceiling run")
+    @Option(names = "--tasks", defaultValue = "50000", description = "tasks per burn-down and per ceiling sweep point")
     int tasks;
 
     @Option(names = "--enqueue-tasks", defaultValue = "10000", description = "tasks per enqueue measurement")
