@@ -165,9 +165,11 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--ceiling-writers",
+            split = ",",
             defaultValue = "" + Ceiling.WRITERS_DEFAULT,
-            description = "completion writer threads of the ceiling (group commit on their own connections)")
-    int ceilingWriters;
+            description = "completion writer threads of the ceiling (group commit on their own connections);"
+                    + " a list is swept like the thread counts and batches")
+    List<Integer> ceilingWriters;
 
     @Option(
             names = "--ceiling-simple",

@@ -38,7 +38,7 @@ import java.util.TreeSet;
  * @param scheduleBatch the engines' schedule batch (schedules per poll transaction)
  * @param ceilingWorkers the claimer thread counts the ceiling sweeps
  * @param ceilingBatches the claim batch sizes the ceiling sweeps at each of them
- * @param ceilingWriters the ceiling's completion writer threads
+ * @param ceilingWriters the ceiling's completion writer thread counts, swept with the others
  * @param ceilingSimple whether the ceiling also runs the first round's simple cycle (claim and
  *     complete on one connection) at each burn-down worker count
  * @param jobRunrTasks jobs per JobRunr run
@@ -74,7 +74,7 @@ record BenchConfig(
         int scheduleBatch,
         List<Integer> ceilingWorkers,
         List<Integer> ceilingBatches,
-        int ceilingWriters,
+        List<Integer> ceilingWriters,
         boolean ceilingSimple,
         int jobRunrTasks,
         Duration jobRunrPoll) {

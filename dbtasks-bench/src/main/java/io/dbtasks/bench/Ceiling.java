@@ -23,8 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * figure is compared with the ceiling at its own W.
  *
  * <p>Pipelined (every sweep point): W claimer threads, each on a connection of its own, claim
- * batches with the engine's claim statement and hand the claimed ids to {@link #WRITERS_DEFAULT one
- * or two} completion writer threads on connections of their own, which mark whatever has queued up
+ * batches with the engine's claim statement and hand the claimed ids to one or two completion
+ * writer threads ({@code --ceiling-writers}, a list swept like the others; {@link #WRITERS_DEFAULT}
+ * by default) on connections of their own, which mark whatever has queued up
  * (at most {@link #MAX_COMPLETION} tasks) SUCCEEDED in one statement and commit: group commit, as
  * the engine's single completion writer does, so claims and completions overlap. The clock runs
  * from the first claim until the last completion has committed.
@@ -46,7 +47,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * them on its own connection before it claims again. Its figures compete for the best ceiling too.
  */
 final class Ceiling implements Scenario {
-    /** Completion writers when none are configured: two, so one commits while the other collects. */
+    /** Completion writers unless configured: two, so one commits while the other collects. */
     static final int WRITERS_DEFAULT = 2;
     /** The most tasks one completion statement marks SUCCEEDED. */
     static final int MAX_COMPLETION = 1000;
@@ -71,26 +72,28 @@ final class Ceiling implements Scenario {
         BenchConfig c = run.config();
         int tasks = c.burndownTasks();
         List<Result> results = new ArrayList<>();
-        for (int workers : c.ceilingWorkers()) {
-            for (int batch : c.ceilingBatches()) {
-                if ((long) workers * batch > tasks / 2) {
-                    // The first round of claims would take more than half the backlog: no steady state.
-                    Log.line("ceiling: skipping W=" + workers + " batch=" + batch + ", W x batch > tasks / 2");
-                    continue;
+        for (int writers : c.ceilingWriters()) {
+            for (int workers : c.ceilingWorkers()) {
+                for (int batch : c.ceilingBatches()) {
+                    if ((long) workers * batch > tasks / 2) {
+                        // The first round of claims would take over half the backlog: no steady state.
+                        Log.line("ceiling: skipping W=" + workers + " batch=" + batch + ", W x batch > tasks / 2");
+                        continue;
+                    }
+                    run.tasks().reset();
+                    run.tasks().insertPending(tasks);
+                    double seconds = measurePipelined(run, workers, batch, writers, tasks);
+                    Result r = Result.throughput(
+                            name(),
+                            run.db(),
+                            "W=" + workers + " batch=" + batch + " writers=" + writers + " pipelined",
+                            SERIES,
+                            workers,
+                            tasks,
+                            seconds);
+                    Log.result(r);
+                    results.add(r);
                 }
-                run.tasks().reset();
-                run.tasks().insertPending(tasks);
-                double seconds = measurePipelined(run, workers, batch, c.ceilingWriters(), tasks);
-                Result r = Result.throughput(
-                        name(),
-                        run.db(),
-                        "W=" + workers + " batch=" + batch + " writers=" + c.ceilingWriters() + " pipelined",
-                        SERIES,
-                        workers,
-                        tasks,
-                        seconds);
-                Log.result(r);
-                results.add(r);
             }
         }
         if (c.ceilingSimple()) {
