@@ -11,6 +11,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -32,6 +33,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new Ceiling(),
                     new DbSchedulerPeer(),
                     new BurndownScenario(),
+                    new FailOnceScenario(),
+                    new HandlersScenario(),
                     new EnqueueScenario(),
                     new LatencyScenario(),
                     new ScaleScenario(),
@@ -54,7 +57,9 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--scenario",
             split = ",",
             defaultValue = "all",
-            description = "burndown, enqueue, latency, scale, soak, schedules, ceiling, peer or all; comma-separated")
+            description =
+                    "burndown, failonce, handlers, enqueue, latency, scale, soak, schedules, retention, ceiling, peer or all;"
+                            + " comma-separated")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -101,6 +106,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--peer-tasks", defaultValue = "20000", description = "tasks per db-scheduler run")
     int peerTasks;
+
+    @Mixin
+    WorkloadOptions workload = new WorkloadOptions();
 
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
@@ -200,7 +208,8 @@ public final class BenchCommand implements Callable<Integer> {
                 scheduleCron,
                 scheduleRounds,
                 scheduleEngines,
-                scheduleBatch);
+                scheduleBatch,
+                workload.workload());
         return smoke ? c.smoke() : c;
     }
 

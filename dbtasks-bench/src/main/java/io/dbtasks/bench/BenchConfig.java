@@ -36,6 +36,8 @@ import java.util.TreeSet;
  * @param scheduleRounds how many consecutive slots it measures
  * @param scheduleEngines how many engines, in this JVM with a pool each, share the schedules
  * @param scheduleBatch the engines' schedule batch (schedules per poll transaction)
+ * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
+ *     measurements and of the child JVMs' warm-up
  */
 record BenchConfig(
         String url,
@@ -64,11 +66,22 @@ record BenchConfig(
         String scheduleCron,
         int scheduleRounds,
         int scheduleEngines,
-        int scheduleBatch) {
+        int scheduleBatch,
+        Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
-    static final List<String> ALL =
-            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "schedules", "retention");
+    static final List<String> ALL = List.of(
+            "ceiling",
+            "peer",
+            "burndown",
+            "failonce",
+            "handlers",
+            "enqueue",
+            "latency",
+            "scale",
+            "soak",
+            "schedules",
+            "retention");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -99,7 +112,8 @@ record BenchConfig(
                 "*/5 * * * * *",
                 1,
                 scheduleEngines,
-                scheduleBatch);
+                scheduleBatch,
+                workload.smoke());
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */
