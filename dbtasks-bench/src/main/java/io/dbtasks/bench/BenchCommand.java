@@ -33,6 +33,7 @@ public final class BenchCommand implements Callable<Integer> {
                     new Ceiling(),
                     new DbSchedulerPeer(),
                     new BurndownScenario(),
+                    new ProcessesScenario(),
                     new FailOnceScenario(),
                     new HandlersScenario(),
                     new EnqueueScenario(),
@@ -58,7 +59,7 @@ public final class BenchCommand implements Callable<Integer> {
             split = ",",
             defaultValue = "all",
             description =
-                    "burndown, failonce, handlers, enqueue, latency, scale, soak, schedules, retention, ceiling, peer or all;"
+                    "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, retention, ceiling, peer or all;"
                             + " comma-separated")
     List<String> scenarios;
 

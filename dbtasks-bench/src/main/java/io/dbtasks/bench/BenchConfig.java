@@ -74,6 +74,7 @@ record BenchConfig(
             "ceiling",
             "peer",
             "burndown",
+            "processes",
             "failonce",
             "handlers",
             "enqueue",

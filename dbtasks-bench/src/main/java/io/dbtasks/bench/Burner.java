@@ -39,6 +39,7 @@ final class Burner {
         try (HikariDataSource ds = run.pool("bench-engine", Engines.poolSize(workers))) {
             DbTasks engine = Engines.noop(ds, run.config(), workers, handled);
             long deadline = System.nanoTime() + timeoutMillis(expected) * 1_000_000;
+            CpuMeter cpu = new CpuMeter(run, java.util.List.of());
             long start = System.nanoTime();
             engine.start();
             try {
@@ -50,7 +51,9 @@ final class Burner {
                     Thread.sleep(2);
                 }
                 run.tasks().awaitDrained(2, timeoutMillis(expected));
-                return (System.nanoTime() - start) / 1e9;
+                double seconds = (System.nanoTime() - start) / 1e9;
+                Log.line(cpu.summary("W=" + workers + " P=1 (this JVM)", expected));
+                return seconds;
             } finally {
                 engine.stop(Duration.ofSeconds(10));
                 if (!run.config().slowListener().isZero()) {

@@ -2,9 +2,6 @@ package io.dbtasks.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +34,12 @@ final class FailOnceScenario implements Scenario {
             run.tasks().insertPending(tasks);
             double successOnly = tasks / burner.burnInProcess(workers, tasks, new AtomicLong());
             run.tasks().reset();
-            insertFailOnce(run, tasks, c.workload().failOnceBackoffMillis());
+            WorkloadTasks.insert(
+                    run,
+                    TaskTable.QUEUE,
+                    KIND,
+                    tasks,
+                    WorkloadTasks.fixedBackoff(c.workload().failOnceBackoffMillis()));
             double seconds = burn(run, workers, tasks);
             long done = run.tasks().count("queue = '" + TaskTable.QUEUE + "' AND status = 'SUCCEEDED' AND attempt = 2");
             if (done != tasks) {
@@ -95,29 +97,5 @@ final class FailOnceScenario implements Scenario {
                 engine.stop(Duration.ofSeconds(10));
             }
         }
-    }
-
-    /**
-     * Inserts {@code n} due PENDING tasks of {@link #KIND} with three attempts and a fixed backoff
-     * of {@code backoffMillis}, as {@code RetryPolicy.fixed} stores it.
-     */
-    static void insertFailOnce(BenchRun run, long n, long backoffMillis) throws SQLException {
-        Database db = run.db();
-        String now = db.now();
-        long chunk = 100_000;
-        try (Connection c = run.admin().getConnection();
-                Statement s = c.createStatement()) {
-            for (long done = 0; done < n; done += chunk) {
-                long rows = Math.min(chunk, n - done);
-                s.executeUpdate(
-                        "INSERT INTO dbtasks_task (queue, kind, status, priority, attempt, max_attempts, backoff,"
-                                + " backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter, run_at, created_at,"
-                                + " updated_at, started_at, finished_at) SELECT '" + TaskTable.QUEUE + "', '" + KIND
-                                + "', 'PENDING', 0, 0, 3, 'FIXED', " + backoffMillis + ", " + backoffMillis
-                                + ", 1.0, 0.0, "
-                                + now + ", " + now + ", " + now + ", NULL, NULL FROM " + db.rows(rows));
-            }
-        }
-        run.tasks().analyze();
     }
 }
