@@ -25,7 +25,7 @@ final class Burner {
      */
     double burn(int workers, int processes, long expected) throws Exception {
         return processes == 1
-                ? burnInProcess(workers, expected, new AtomicLong())
+                ? burnInProcess(workers, expected, new AtomicLong(), true)
                 : new ChildWorkers(run).burn(workers, processes, expected);
     }
 
@@ -36,6 +36,11 @@ final class Burner {
      * @return seconds until drained
      */
     double burnInProcess(int workers, long expected, AtomicLong handled) throws Exception {
+        return burnInProcess(workers, expected, handled, false);
+    }
+
+    /** @param logCpu whether to log the CPU it took ({@link CpuMeter}), which on PostgreSQL waits a second */
+    private double burnInProcess(int workers, long expected, AtomicLong handled, boolean logCpu) throws Exception {
         try (HikariDataSource ds = run.pool("bench-engine", Engines.poolSize(workers))) {
             DbTasks engine = Engines.noop(ds, run.config(), workers, handled);
             long deadline = System.nanoTime() + timeoutMillis(expected) * 1_000_000;
@@ -52,7 +57,9 @@ final class Burner {
                 }
                 run.tasks().awaitDrained(2, timeoutMillis(expected));
                 double seconds = (System.nanoTime() - start) / 1e9;
-                Log.line(cpu.summary("W=" + workers + " P=1 (this JVM)", expected));
+                if (logCpu) {
+                    Log.line(cpu.summary("W=" + workers + " P=1 (this JVM)", expected));
+                }
                 return seconds;
             } finally {
                 engine.stop(Duration.ofSeconds(10));
