@@ -74,7 +74,7 @@ run() { # name, url, extra args...
 }
 
 COMMON=(--workers 4,8,16,32 --fixed-workers 8 --enqueue-tasks 10000 --latency-rate 200 --latency-seconds 10
-  --scale-min 100000 --latency-load 0.5 --enqueue-threads 16 --handler-sleep 1,10)
+  --scale-min 100000 --latency-load 0.5 --enqueue-threads 16 --handler-sleep 0,1,10)
 
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(postgresql mariadb h2)

@@ -4,8 +4,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,6 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code executor(...)} with {@code Executors.newVirtualThreadPerTaskExecutor()}, Java 21+). While
  * the database keeps up, throughput should follow the ideal W / sleep; each row gives that ideal,
  * the fraction of it reached, and the most handlers seen running at once (which should reach W).
+ * A sleep of 0 is the no-op burn-down at the same W and executor; when it is listed first, the
+ * rows after it also give their ratio to it ("x no-op"), the other half of the target "W / sleep or
+ * the no-op rate, whichever is lower".
  *
  * <p>The engine's pool is capped ({@link Workload#handlerPool()}): a handler that only sleeps holds
  * no connection, and W connections would exceed PostgreSQL's default limit of 100 at W = 128.
@@ -43,9 +48,14 @@ final class HandlersScenario implements Scenario {
                 Log.line("handlers: skipping executor=virtual: " + VirtualThreads.unavailableReason());
                 continue;
             }
+            Map<Integer, Double> noop = new HashMap<>(); // tasks/s with sleep 0, by W
             for (int sleep : w.handlerSleeps()) {
                 for (int workers : w.handlerWorkers()) {
-                    results.add(measure(run, executor, sleep, workers));
+                    Result r = measure(run, executor, sleep, workers, noop.get(workers));
+                    if (sleep == 0) {
+                        noop.put(workers, r.tasksPerSecond());
+                    }
+                    results.add(r);
                 }
             }
         }
@@ -55,7 +65,8 @@ final class HandlersScenario implements Scenario {
         return results;
     }
 
-    private Result measure(BenchRun run, String executor, int sleepMillis, int workers) throws Exception {
+    /** @param noop the no-op rate at the same W and executor measured before, or {@code null} */
+    private Result measure(BenchRun run, String executor, int sleepMillis, int workers, Double noop) throws Exception {
         BenchConfig c = run.config();
         int tasks = c.workload().handlerTasksFor(workers, sleepMillis);
         run.tasks().reset();
@@ -71,7 +82,9 @@ final class HandlersScenario implements Scenario {
                     .handler(TaskTable.KIND, Void.class, (context, payload) -> {
                         peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
                         try {
-                            Thread.sleep(sleepMillis);
+                            if (sleepMillis > 0) {
+                                Thread.sleep(sleepMillis);
+                            }
                         } finally {
                             inFlight.decrementAndGet();
                         }
@@ -97,18 +110,26 @@ final class HandlersScenario implements Scenario {
                 threads.ifPresent(ExecutorService::shutdown);
             }
         }
-        double ideal = workers * 1000.0 / sleepMillis;
         double rate = tasks / seconds;
+        String ideal = sleepMillis > 0
+                ? String.format(
+                        Locale.ROOT,
+                        "ideal %.0f/s, x ideal %.2f",
+                        workers * 1000.0 / sleepMillis,
+                        rate * sleepMillis / (workers * 1000.0))
+                : "no-op";
+        if (noop != null) {
+            ideal += String.format(Locale.ROOT, ", x no-op %.2f", rate / noop);
+        }
         String config = String.format(
                 Locale.ROOT,
-                "W=%d sleep=%dms %s%s pool=%d: ideal %.0f/s, x ideal %.2f, peak %d running",
+                "W=%d sleep=%dms %s%s pool=%d: %s, peak %d running",
                 workers,
                 sleepMillis,
                 executor,
                 executor.equals(VIRTUAL) ? " (Java " + VirtualThreads.javaVersion() + ")" : "",
                 poolSize,
                 ideal,
-                rate / ideal,
                 peak.get());
         Result r = Result.plain(name(), run.db(), config, tasks, seconds, null);
         Log.result(r);

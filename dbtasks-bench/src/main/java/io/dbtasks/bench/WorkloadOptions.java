@@ -12,8 +12,9 @@ final class WorkloadOptions {
     @Option(
             names = "--handler-sleep",
             split = ",",
-            defaultValue = "1,10",
-            description = "ms each handler of the handlers scenario sleeps (an I/O stand-in); comma-separated")
+            defaultValue = "0,1,10",
+            description = "ms each handler of the handlers scenario sleeps (an I/O stand-in; 0: no-op, the"
+                    + " database's limit at that W); comma-separated")
     List<Integer> handlerSleeps;
 
     @Option(
