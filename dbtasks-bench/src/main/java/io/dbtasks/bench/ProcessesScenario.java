@@ -9,8 +9,8 @@ import java.util.Locale;
  * both warmed up the same way before the clock starts ({@link ChildWorkers}). The {@code burndown}
  * scenario's P = 1 runs in this JVM, warm from whatever ran before it, and its P = 2 in child JVMs;
  * here both sides run in children, so the ratio P = 2 over P = 1 shows what a second engine costs or
- * gains, not what a cold JIT costs. Skipped (one row of the in-process burn-down instead is not
- * given) on an in-memory H2, which child JVMs cannot share.
+ * gains, not what a cold JIT costs. On an in-memory H2, which child JVMs cannot share, it gives one
+ * in-process P = 1 row instead.
  */
 final class ProcessesScenario implements Scenario {
     @Override
@@ -47,7 +47,9 @@ final class ProcessesScenario implements Scenario {
                 run.tasks().insertPending(c.burndownTasks());
                 double seconds = children.burn(workers, processes, c.burndownTasks());
                 double rate = c.burndownTasks() / seconds;
-                String config = "W=" + workers + " P=" + processes + " in child JVMs, warmed up";
+                int warmup = c.workload().childWarmupTasks();
+                String config = "W=" + workers + " P=" + processes + " in child JVMs, "
+                        + (warmup > 0 ? "each warmed up on " + warmup + " tasks" : "cold");
                 if (processes == 1) {
                     one = rate;
                 } else {
