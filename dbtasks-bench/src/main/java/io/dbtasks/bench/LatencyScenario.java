@@ -33,8 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class LatencyScenario implements Scenario {
     private static final String KIND = "bench.stamped";
-    static final int LOAD_PRODUCERS = 4;
-    static final long TICK_MILLIS = 2;
+    static final int LOAD_PRODUCERS = 2;
+    static final long TICK_MILLIS = 10;
 
     /**
      * The payload: when the task was enqueued.
