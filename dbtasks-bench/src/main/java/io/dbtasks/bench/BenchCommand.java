@@ -11,6 +11,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -35,6 +36,9 @@ public final class BenchCommand implements Callable<Integer> {
                     new DbSchedulerPeer(),
                     new JobRunrPeer(),
                     new BurndownScenario(),
+                    new ProcessesScenario(),
+                    new FailOnceScenario(),
+                    new HandlersScenario(),
                     new EnqueueScenario(),
                     new LatencyScenario(),
                     new ScaleScenario(),
@@ -58,10 +62,9 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--scenario",
             split = ",",
             defaultValue = "all",
-            description =
-                    "burndown, enqueue, latency, scale, soak, schedules, quartz, retention, ceiling, peer (db-scheduler), jobrunr"
-                            + " or all;"
-                            + " comma-separated")
+            description = "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, quartz,"
+                    + " retention, ceiling, peer (db-scheduler), jobrunr or all;"
+                    + " comma-separated")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -108,6 +111,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--peer-tasks", defaultValue = "20000", description = "tasks per db-scheduler run")
     int peerTasks;
+
+    @Mixin
+    WorkloadOptions workload = new WorkloadOptions();
 
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
@@ -251,7 +257,8 @@ public final class BenchCommand implements Callable<Integer> {
                 ceilingWriters,
                 ceilingSimple,
                 jobRunrTasks,
-                Duration.ofMillis(jobRunrPollMillis));
+                Duration.ofMillis(jobRunrPollMillis),
+                workload.workload());
         return smoke ? c.smoke() : c;
     }
 

@@ -43,6 +43,8 @@ import java.util.TreeSet;
  *     complete on one connection) at each burn-down worker count
  * @param jobRunrTasks jobs per JobRunr run
  * @param jobRunrPoll JobRunr's poll interval
+ * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
+ *     measurements and of the child JVMs' warm-up
  */
 record BenchConfig(
         String url,
@@ -77,7 +79,9 @@ record BenchConfig(
         List<Integer> ceilingWriters,
         boolean ceilingSimple,
         int jobRunrTasks,
-        Duration jobRunrPoll) {
+        Duration jobRunrPoll,
+
+        Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
     static final List<String> ALL = List.of(
@@ -85,6 +89,9 @@ record BenchConfig(
             "peer",
             "jobrunr",
             "burndown",
+            "processes",
+            "failonce",
+            "handlers",
             "enqueue",
             "latency",
             "scale",
@@ -128,7 +135,8 @@ record BenchConfig(
                 ceilingWriters,
                 true,
                 20,
-                jobRunrPoll);
+                jobRunrPoll,
+                workload.smoke());
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */
