@@ -266,12 +266,20 @@ final class Completions {
         }
         return jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> {
             Map<Long, TaskStatus> written = new HashMap<>();
-            int[] retried = run(c, retry, retries, f -> new Object[] {
-                f.retryDelay().toMillis(),
-                Attempts.reason(f.error()),
-                f.task().id(),
-                f.task().fencingToken()
-            });
+            Optional<String> oneStatement = dialect.retryBatchSql();
+            Set<Long> inOne = oneStatement.isPresent() && !retries.isEmpty()
+                    ? retryInOneStatement(c, oneStatement.get(), retries)
+                    : null;
+            int[] retried = inOne != null
+                    ? retries.stream()
+                            .mapToInt(f -> inOne.contains(f.task().fencingToken()) ? 1 : 0)
+                            .toArray()
+                    : run(c, retry, retries, f -> new Object[] {
+                        f.retryDelay().toMillis(),
+                        Attempts.reason(f.error()),
+                        f.task().id(),
+                        f.task().fencingToken()
+                    });
             int[] failed = run(c, fail, failures, f -> new Object[] {
                 Attempts.reason(f.error()), f.task().id(), f.task().fencingToken()
             });
@@ -297,13 +305,67 @@ final class Completions {
             }
             List<Attempts.Row> rows = new ArrayList<>(written.size());
             for (Failure f : sorted) {
-                if (written.containsKey(f.task().fencingToken())) {
+                long token = f.task().fencingToken();
+                if (written.containsKey(token) && (inOne == null || !inOne.contains(token))) {
                     rows.add(Attempts.Row.of(f.task(), f.durationMs(), f.outcome(), f.error()));
                 }
             }
             attempts.insertAll(c, rows);
             return written;
         });
+    }
+
+    /**
+     * Retries {@code retries} with the dialect's one statement ({@link Dialect#retryBatchSql()}),
+     * which also inserts their attempt rows.
+     *
+     * @return the fencing tokens of the retries written
+     */
+    private static Set<Long> retryInOneStatement(Connection c, String sql, List<Failure> retries) throws SQLException {
+        int n = retries.size();
+        Long[] ids = new Long[n];
+        Long[] tokens = new Long[n];
+        Long[] delays = new Long[n];
+        String[] reasons = new String[n];
+        Long[] durations = new Long[n];
+        String[] workers = new String[n];
+        String[] outcomes = new String[n];
+        String[] classes = new String[n];
+        String[] messages = new String[n];
+        String[] stacks = new String[n];
+        for (int k = 0; k < n; k++) {
+            Failure f = retries.get(k);
+            Attempts.Row row = Attempts.Row.of(f.task(), f.durationMs(), f.outcome(), f.error());
+            ids[k] = row.taskId();
+            tokens[k] = row.fencingToken();
+            delays[k] = f.retryDelay().toMillis();
+            reasons[k] = Attempts.reason(f.error());
+            durations[k] = row.durationMs();
+            workers[k] = row.worker() == null ? "unknown" : row.worker();
+            outcomes[k] = row.outcome().name();
+            classes[k] = row.errorClass();
+            messages[k] = row.errorMessage();
+            stacks[k] = row.stackTrace();
+        }
+        Set<Long> written = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("bigint", ids));
+            ps.setArray(2, c.createArrayOf("bigint", tokens));
+            ps.setArray(3, c.createArrayOf("bigint", delays));
+            ps.setArray(4, c.createArrayOf("text", reasons));
+            ps.setArray(5, c.createArrayOf("bigint", durations));
+            ps.setArray(6, c.createArrayOf("text", workers));
+            ps.setArray(7, c.createArrayOf("text", outcomes));
+            ps.setArray(8, c.createArrayOf("text", classes));
+            ps.setArray(9, c.createArrayOf("text", messages));
+            ps.setArray(10, c.createArrayOf("text", stacks));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    written.add(rs.getLong(1));
+                }
+            }
+        }
+        return written;
     }
 
     /** Runs {@code update} once per failure, as one JDBC batch where the dialect allows; row counts in order. */

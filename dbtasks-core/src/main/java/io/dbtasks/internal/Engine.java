@@ -98,6 +98,12 @@ public final class Engine {
     private boolean listen = true;
 
     private OutcomeBatcher successes;
+    /** Per queue, the last time bucket a retry's wake-up was scheduled for (see {@link #retryWritten}). */
+    private final Map<String, java.util.concurrent.atomic.AtomicLong> retryWakes =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** Retries due within this span share one wake-up, at its end. */
+    private static final long RETRY_WAKE_BUCKET_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
     private final EnqueueSignals enqueueSignals;
 
     private Engine(
@@ -447,8 +453,17 @@ public final class Engine {
             wake(queue);
             return;
         }
+        // Retries due within one bucket share one wake-up at its end: at most one timer task per
+        // queue per RETRY_WAKE_BUCKET_NANOS, however many retries a busy queue writes.
+        long bucket = Math.floorDiv(System.nanoTime() + delay.toNanos(), RETRY_WAKE_BUCKET_NANOS) + 1;
+        java.util.concurrent.atomic.AtomicLong last =
+                retryWakes.computeIfAbsent(queue, q -> new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE));
+        if (last.getAndSet(bucket) == bucket) {
+            return; // this bucket's wake-up is scheduled already
+        }
+        long wakeIn = bucket * RETRY_WAKE_BUCKET_NANOS - System.nanoTime();
         try {
-            scheduler.schedule(() -> wake(queue), delay.toMillis(), TimeUnit.MILLISECONDS);
+            scheduler.schedule(() -> wake(queue), Math.max(0, wakeIn), TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // stopping: nothing left to wake
         }
