@@ -73,7 +73,9 @@ class PostgresNotifyTest extends EngineHarness {
             PGNotification[] got;
             while ((got = listen.unwrap(PGConnection.class).getNotifications(500)) != null && got.length > 0) {
                 for (PGNotification n : got) {
-                    heard.add(n.getParameter());
+                    if (n.getParameter().equals("notify-burst")) { // other tests share the channel
+                        heard.add(n.getParameter());
+                    }
                 }
             }
             assertThat(heard)
@@ -81,7 +83,6 @@ class PostgresNotifyTest extends EngineHarness {
                             "one signal in the first enqueue's transaction and one trailing signal per 2-second"
                                     + " interval of the %d ms burst, not one per task",
                             burstMillis)
-                    .containsOnly("notify-burst")
                     .hasSizeBetween(2, 2 + (int) (burstMillis / 2000));
         }
     }
