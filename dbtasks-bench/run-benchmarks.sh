@@ -87,7 +87,7 @@ for t in "${targets[@]}"; do
     mariadb) run mariadb "$MARIADB_URL" "${COMMON[@]}" --tasks 20000 --peer-tasks 10000 --processes 1,2 --soak-tasks 60000 --scale-max 100000 --scale-batch 10000 --handler-tasks 15000 --handler-workers 64,128,256,512 --child-warmup-tasks 5000 ;;
     # H2 has no SKIP LOCKED and its claim slows as the backlog grows (50k pending did not burn down in
     # minutes), so it gets small backlogs.
-    h2) run h2 "$H2_URL" "${COMMON[@]}" --tasks 2000 --peer-tasks 2000 --processes 1 --soak-tasks 5000 --scale-max 100000 --scale-batch 1000 --handler-tasks 2000 --handler-workers 64,512 ;;
+    h2) run h2 "$H2_URL" "${COMMON[@]}" --tasks 2000 --peer-tasks 2000 --processes 1 --soak-tasks 5000 --scale-max 100000 --scale-batch 1000 --handler-tasks 10000 --handler-workers 64,512 ;;
     *) echo "unknown database $t" >&2; exit 2 ;;
   esac
 done
