@@ -111,7 +111,7 @@ for t in "${targets[@]}"; do
     # H2 has no SKIP LOCKED and its claim slows as the backlog grows (50k pending did not burn down in
     # minutes), so it gets small backlogs.
     # Its ceiling sweep stops at 16 claimers and batch 250: with 2,000 tasks larger points are skipped anyway.
-    h2) run h2 "$H2_URL" "${COMMON[@]}" --ceiling-workers 1,2,4,8,16 --ceiling-batches 10,50,100,250 --tasks 2000 --peer-tasks 2000 --jobrunr-tasks 2000 --processes 1 --soak-tasks 5000 --scale-max 100000 --scale-batch 1000 --handler-tasks 2000 --handler-workers 64,512 ;;
+    h2) run h2 "$H2_URL" "${COMMON[@]}" --ceiling-workers 1,2,4,8,16 --ceiling-batches 10,50,100,250 --tasks 2000 --peer-tasks 2000 --jobrunr-tasks 2000 --processes 1 --soak-tasks 5000 --scale-max 100000 --scale-batch 1000 --handler-tasks 10000 --handler-workers 64,512 ;;
     *) echo "unknown database $t" >&2; exit 2 ;;
   esac
 done

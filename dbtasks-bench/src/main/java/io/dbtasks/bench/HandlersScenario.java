@@ -23,12 +23,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * rows after it also give their ratio to it ("x no-op"), the other half of the target "W / sleep or
  * the no-op rate, whichever is lower".
  *
- * <p>The engine's pool is capped ({@link Workload#handlerPool()}): a handler that only sleeps holds
+ * <p>An unmeasured no-op burn-down warms the JVM up first. The engine's pool is capped ({@link Workload#handlerPool()}): a handler that only sleeps holds
  * no connection, and W connections would exceed PostgreSQL's default limit of 100 at W = 128.
  */
 final class HandlersScenario implements Scenario {
     static final String PLATFORM = "platform";
     static final String VIRTUAL = "virtual";
+    static final int WARMUP_WORKERS = 32;
 
     @Override
     public String name() {
@@ -40,6 +41,17 @@ final class HandlersScenario implements Scenario {
         BenchConfig c = run.config();
         Workload w = c.workload();
         List<Result> results = new ArrayList<>();
+        // Unmeasured: the scenario may run alone in a fresh JVM (run-benchmarks.sh runs it on a
+        // second JDK), and its first row would otherwise pay for the JIT.
+        run.tasks().reset();
+        run.tasks().insertPending(w.handlerTasks());
+        double warm = new Burner(run).burnInProcess(WARMUP_WORKERS, w.handlerTasks(), new AtomicLong());
+        Log.line(String.format(
+                Locale.ROOT,
+                "handlers: warm-up burn-down of %d no-op tasks at W=%d in %.1f s (not reported)",
+                w.handlerTasks(),
+                WARMUP_WORKERS,
+                warm));
         for (String executor : w.executors()) {
             if (!executor.equals(PLATFORM) && !executor.equals(VIRTUAL)) {
                 throw new IllegalArgumentException("--executor takes platform or virtual, not " + executor);
