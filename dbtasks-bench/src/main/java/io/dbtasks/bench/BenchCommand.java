@@ -11,32 +11,40 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * The command line of the harness. Parses the options into a {@link BenchConfig}, runs the chosen
- * scenarios against one database, puts every throughput figure in proportion to the ceiling and
- * db-scheduler measured in the same run, and writes the {@link Report}.
+ * scenarios against one database, puts every throughput figure in proportion to the best ceiling
+ * and to db-scheduler and JobRunr measured in the same run ({@link Ratios}), and writes the {@link
+ * Report}.
  */
 @Command(
         name = "dbtasks-bench",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against a"
-                    + " plain-JDBC ceiling and db-scheduler in the same run.",
+            "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against the"
+                    + " best plain-JDBC ceiling of a sweep over threads and batch sizes, db-scheduler and JobRunr"
+                    + " in the same run; recurring schedules beside Quartz.",
             "It TRUNCATES dbtasks_task and dbtasks_attempt: point it at a dedicated database."
         })
 public final class BenchCommand implements Callable<Integer> {
     private static final Map<String, Scenario> SCENARIOS = List.of(
                     new Ceiling(),
                     new DbSchedulerPeer(),
+                    new JobRunrPeer(),
                     new BurndownScenario(),
+                    new ProcessesScenario(),
+                    new FailOnceScenario(),
+                    new HandlersScenario(),
                     new EnqueueScenario(),
                     new LatencyScenario(),
                     new ScaleScenario(),
                     new SoakScenario(),
                     new ScheduleScenario(),
+                    new QuartzScheduleScenario(),
                     new RetentionScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
@@ -54,7 +62,9 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--scenario",
             split = ",",
             defaultValue = "all",
-            description = "burndown, enqueue, latency, scale, soak, schedules, ceiling, peer or all; comma-separated")
+            description = "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, quartz,"
+                    + " retention, ceiling, peer (db-scheduler), jobrunr or all;"
+                    + " comma-separated")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -72,7 +82,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--poll-ms", defaultValue = "100", description = "idle poll interval, dbtasks and db-scheduler")
     long pollMillis;
 
-    @Option(names = "--tasks", defaultValue = "50000", description = "tasks per burn-down and ceiling run")
+    @Option(names = "--tasks", defaultValue = "50000", description = "tasks per burn-down and per ceiling sweep point")
     int tasks;
 
     @Option(names = "--enqueue-tasks", defaultValue = "10000", description = "tasks per enqueue measurement")
@@ -101,6 +111,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--peer-tasks", defaultValue = "20000", description = "tasks per db-scheduler run")
     int peerTasks;
+
+    @Mixin
+    WorkloadOptions workload = new WorkloadOptions();
 
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
@@ -141,6 +154,44 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--schedule-batch", defaultValue = "250", description = "schedules per poll transaction")
     int scheduleBatch;
+
+    @Option(
+            names = "--ceiling-workers",
+            split = ",",
+            defaultValue = "1,2,4,8,16,32,64",
+            description = "claimer threads the ceiling sweeps")
+    List<Integer> ceilingWorkers;
+
+    @Option(
+            names = "--ceiling-batches",
+            split = ",",
+            defaultValue = "10,50,100,250,500",
+            description = "claim batch sizes the ceiling sweeps at each thread count")
+    List<Integer> ceilingBatches;
+
+    @Option(
+            names = "--ceiling-writers",
+            split = ",",
+            defaultValue = "" + Ceiling.WRITERS_DEFAULT,
+            description = "completion writer threads of the ceiling (group commit on their own connections);"
+                    + " a list is swept like the thread counts and batches")
+    List<Integer> ceilingWriters;
+
+    @Option(
+            names = "--ceiling-simple",
+            description = "also run the first round's simple ceiling (claim and complete on one connection) at each"
+                    + " burn-down worker count")
+    boolean ceilingSimple;
+
+    @Option(names = "--jobrunr-tasks", defaultValue = "20000", description = "jobs per JobRunr run")
+    int jobRunrTasks;
+
+    @Option(
+            names = "--jobrunr-poll-ms",
+            defaultValue = "5000",
+            description =
+                    "JobRunr's poll interval (5000: the smallest it accepts on SQL storage; its default is 15000)")
+    long jobRunrPollMillis;
 
     public static void main(String[] args) {
         System.exit(execute(args));
@@ -200,7 +251,14 @@ public final class BenchCommand implements Callable<Integer> {
                 scheduleCron,
                 scheduleRounds,
                 scheduleEngines,
-                scheduleBatch);
+                scheduleBatch,
+                ceilingWorkers,
+                ceilingBatches,
+                ceilingWriters,
+                ceilingSimple,
+                jobRunrTasks,
+                Duration.ofMillis(jobRunrPollMillis),
+                workload.workload());
         return smoke ? c.smoke() : c;
     }
 

@@ -36,6 +36,15 @@ import java.util.TreeSet;
  * @param scheduleRounds how many consecutive slots it measures
  * @param scheduleEngines how many engines, in this JVM with a pool each, share the schedules
  * @param scheduleBatch the engines' schedule batch (schedules per poll transaction)
+ * @param ceilingWorkers the claimer thread counts the ceiling sweeps
+ * @param ceilingBatches the claim batch sizes the ceiling sweeps at each of them
+ * @param ceilingWriters the ceiling's completion writer thread counts, swept with the others
+ * @param ceilingSimple whether the ceiling also runs the first round's simple cycle (claim and
+ *     complete on one connection) at each burn-down worker count
+ * @param jobRunrTasks jobs per JobRunr run
+ * @param jobRunrPoll JobRunr's poll interval
+ * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
+ *     measurements and of the child JVMs' warm-up
  */
 record BenchConfig(
         String url,
@@ -64,11 +73,32 @@ record BenchConfig(
         String scheduleCron,
         int scheduleRounds,
         int scheduleEngines,
-        int scheduleBatch) {
+        int scheduleBatch,
+        List<Integer> ceilingWorkers,
+        List<Integer> ceilingBatches,
+        List<Integer> ceilingWriters,
+        boolean ceilingSimple,
+        int jobRunrTasks,
+        Duration jobRunrPoll,
+
+        Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
-    static final List<String> ALL =
-            List.of("ceiling", "peer", "burndown", "enqueue", "latency", "scale", "soak", "schedules", "retention");
+    static final List<String> ALL = List.of(
+            "ceiling",
+            "peer",
+            "jobrunr",
+            "burndown",
+            "processes",
+            "failonce",
+            "handlers",
+            "enqueue",
+            "latency",
+            "scale",
+            "soak",
+            "schedules",
+            "quartz",
+            "retention");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -99,7 +129,14 @@ record BenchConfig(
                 "*/5 * * * * *",
                 1,
                 scheduleEngines,
-                scheduleBatch);
+                scheduleBatch,
+                List.of(1, 2),
+                List.of(10, 50),
+                ceilingWriters,
+                true,
+                20,
+                jobRunrPoll,
+                workload.smoke());
     }
 
     /** @return every worker count a baseline is needed for: the burn-down list and the fixed count */

@@ -25,7 +25,7 @@ final class Burner {
      */
     double burn(int workers, int processes, long expected) throws Exception {
         return processes == 1
-                ? burnInProcess(workers, expected, new AtomicLong())
+                ? burnInProcess(workers, expected, new AtomicLong(), true)
                 : new ChildWorkers(run).burn(workers, processes, expected);
     }
 
@@ -36,9 +36,15 @@ final class Burner {
      * @return seconds until drained
      */
     double burnInProcess(int workers, long expected, AtomicLong handled) throws Exception {
+        return burnInProcess(workers, expected, handled, false);
+    }
+
+    /** @param logCpu whether to log the CPU it took ({@link CpuMeter}), which on PostgreSQL waits a second */
+    private double burnInProcess(int workers, long expected, AtomicLong handled, boolean logCpu) throws Exception {
         try (HikariDataSource ds = run.pool("bench-engine", Engines.poolSize(workers))) {
             DbTasks engine = Engines.noop(ds, run.config(), workers, handled);
             long deadline = System.nanoTime() + timeoutMillis(expected) * 1_000_000;
+            CpuMeter cpu = new CpuMeter(run, java.util.List.of());
             long start = System.nanoTime();
             engine.start();
             try {
@@ -50,7 +56,11 @@ final class Burner {
                     Thread.sleep(2);
                 }
                 run.tasks().awaitDrained(2, timeoutMillis(expected));
-                return (System.nanoTime() - start) / 1e9;
+                double seconds = (System.nanoTime() - start) / 1e9;
+                if (logCpu) {
+                    Log.line(cpu.summary("W=" + workers + " P=1 (this JVM)", expected));
+                }
+                return seconds;
             } finally {
                 engine.stop(Duration.ofSeconds(10));
                 if (!run.config().slowListener().isZero()) {

@@ -1,7 +1,6 @@
 package io.dbtasks.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,31 +8,59 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The ceiling: the claim-and-complete cycle as plain JDBC on the dbtasks_task table, with no engine
- * around it. W client threads, each on a connection of its own, claim batches of the engine's
- * largest claim size (the claim batch, capped at 5 W: free slots plus claim-ahead) and mark each batch SUCCEEDED in one statement, until
- * a claim comes back empty. No attempt rows, no handler hand-off, no heartbeats: what the database
- * alone allows, and so what every engine figure is divided by.
+ * The ceiling: the engine's own best SQL path as plain JDBC on the dbtasks_task table, with no
+ * handlers, heartbeats or attempt rows around it, swept over client threads W and claim batch sizes;
+ * the best figure of the whole sweep is the ceiling every "x ceiling" of the report divides by
+ * ({@link Ratios}). The physical limit does not depend on how many threads a client uses, so no
+ * figure is compared with the ceiling at its own W.
+ *
+ * <p>Pipelined (every sweep point): W claimer threads, each on a connection of its own, claim
+ * batches with the engine's claim statement and hand the claimed ids to one or two completion
+ * writer threads ({@code --ceiling-writers}, a list swept like the others; {@link #WRITERS_DEFAULT}
+ * by default) on connections of their own, which mark whatever has queued up
+ * (at most {@link #MAX_COMPLETION} tasks) SUCCEEDED in one statement and commit: group commit, as
+ * the engine's single completion writer does, so claims and completions overlap. The clock runs
+ * from the first claim until the last completion has committed.
  *
  * <ul>
- *   <li>PostgreSQL: {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT b)
- *       RETURNING id}, then {@code UPDATE ... WHERE id = ANY(?)}.
+ *   <li>PostgreSQL: the engine's {@code UPDATE ... WHERE id = ANY(ARRAY(SELECT id ... LIMIT b FOR
+ *       UPDATE SKIP LOCKED)) RETURNING id, lease_token}; completion {@code UPDATE ... FROM
+ *       unnest(?::bigint[], ?::bigint[])} guarded by the lease token and RUNNING status, as the
+ *       engine's batched completion is (without its attempt rows).
  *   <li>MariaDB: {@code SELECT ... FOR UPDATE SKIP LOCKED} and {@code UPDATE} in one READ COMMITTED
- *       transaction, then {@code UPDATE ... WHERE id IN (...)}.
+ *       transaction, then {@code UPDATE ... WHERE id IN (...) AND lease_token = ...} per batch.
  *   <li>H2 (no SKIP LOCKED): the due ids, then a guarded {@code UPDATE ... WHERE status = 'PENDING'
  *       AND id IN (...)} read back through {@code FINAL TABLE} (the engine's claim), then {@code
  *       UPDATE ... WHERE id IN (...)}.
  * </ul>
+ *
+ * <p>Simple (only with {@code --ceiling-simple}): the first round's cycle, kept for comparison: per
+ * W of the burn-down list, each thread claims {@link BenchConfig#batchFor(int)} tasks and completes
+ * them on its own connection before it claims again. Its figures compete for the best ceiling too.
  */
 final class Ceiling implements Scenario {
+    /** Completion writers unless configured: two, so one commits while the other collects. */
+    static final int WRITERS_DEFAULT = 2;
+    /** The most tasks one completion statement marks SUCCEEDED. */
+    static final int MAX_COMPLETION = 1000;
+    /** The chart and ratio series of every ceiling figure. */
+    static final String SERIES = "ceiling";
+
     private static final String DUE = "queue = '" + TaskTable.QUEUE + "' AND status = 'PENDING' AND run_at <= ";
     private static final String ORDER = " ORDER BY priority DESC, run_at, id LIMIT ?";
+    /** Tells a completion writer that every claimer has finished. */
+    private static final List<Claimed> END = Collections.unmodifiableList(new ArrayList<>());
+
+    /** A claimed task: its id and the fencing token its completion is guarded by. */
+    private record Claimed(long id, long token) {}
 
     @Override
     public String name() {
@@ -43,27 +70,153 @@ final class Ceiling implements Scenario {
     @Override
     public List<Result> run(BenchRun run) throws Exception {
         BenchConfig c = run.config();
+        int tasks = c.burndownTasks();
         List<Result> results = new ArrayList<>();
-        for (int workers : c.baselineWorkers()) {
-            run.tasks().reset();
-            run.tasks().insertPending(c.burndownTasks());
-            int batch = c.batchFor(workers);
-            double seconds = measure(run, workers, batch, c.burndownTasks());
-            Result r = Result.throughput(
-                    name(),
-                    run.db(),
-                    "W=" + workers + " batch=" + batch,
-                    "ceiling",
-                    workers,
-                    c.burndownTasks(),
-                    seconds);
-            Log.result(r);
-            results.add(r);
+        for (int writers : c.ceilingWriters()) {
+            for (int workers : c.ceilingWorkers()) {
+                for (int batch : c.ceilingBatches()) {
+                    if ((long) workers * batch > tasks / 2) {
+                        // The first round of claims would take over half the backlog: no steady state.
+                        Log.line("ceiling: skipping W=" + workers + " batch=" + batch + ", W x batch > tasks / 2");
+                        continue;
+                    }
+                    run.tasks().reset();
+                    run.tasks().insertPending(tasks);
+                    double seconds = measurePipelined(run, workers, batch, writers, tasks);
+                    Result r = Result.throughput(
+                            name(),
+                            run.db(),
+                            "W=" + workers + " batch=" + batch + " writers=" + writers + " pipelined",
+                            SERIES,
+                            workers,
+                            tasks,
+                            seconds);
+                    Log.result(r);
+                    results.add(r);
+                }
+            }
+        }
+        if (c.ceilingSimple()) {
+            for (int workers : c.baselineWorkers()) {
+                run.tasks().reset();
+                run.tasks().insertPending(tasks);
+                int batch = c.batchFor(workers);
+                double seconds = measureSimple(run, workers, batch, tasks);
+                Result r = Result.throughput(
+                        name(),
+                        run.db(),
+                        "W=" + workers + " batch=" + batch + " simple",
+                        SERIES,
+                        workers,
+                        tasks,
+                        seconds);
+                Log.result(r);
+                results.add(r);
+            }
+        }
+        if (results.isEmpty()) {
+            throw new IllegalStateException("ceiling: every sweep point was skipped; raise --tasks or lower"
+                    + " --ceiling-workers/--ceiling-batches");
         }
         return results;
     }
 
-    private double measure(BenchRun run, int threads, int batch, long expected) throws Exception {
+    private double measurePipelined(BenchRun run, int claimers, int batch, int writers, long expected)
+            throws Exception {
+        AtomicLong done = new AtomicLong();
+        // Bounded hand-off: claimers wait when the writers fall behind, as engine workers do.
+        BlockingQueue<List<Claimed>> handoff = new ArrayBlockingQueue<>(Math.max(4, 2 * claimers));
+        ExecutorService pool = Executors.newFixedThreadPool(claimers + writers);
+        try (HikariDataSource ds = run.pool("bench-ceiling", claimers + writers)) {
+            List<Future<?>> claimerFutures = new ArrayList<>();
+            List<Future<?>> writerFutures = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int w = 0; w < writers; w++) {
+                writerFutures.add(pool.submit(() -> {
+                    write(ds, run.db(), handoff, done);
+                    return null;
+                }));
+            }
+            for (int t = 0; t < claimers; t++) {
+                String owner = "ceiling-" + t;
+                claimerFutures.add(pool.submit(() -> {
+                    claimLoop(ds, run.db(), owner, batch, handoff);
+                    return null;
+                }));
+            }
+            try {
+                for (Future<?> f : claimerFutures) {
+                    f.get();
+                }
+            } finally {
+                for (int w = 0; w < writers; w++) {
+                    handoff.put(END);
+                }
+            }
+            for (Future<?> f : writerFutures) {
+                f.get();
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (done.get() != expected) {
+                throw new IllegalStateException("ceiling completed " + done.get() + " of " + expected + " tasks");
+            }
+            return seconds;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A claimer: claims batches until a claim comes back empty, handing each to the writers. */
+    private static void claimLoop(
+            HikariDataSource ds, Database db, String owner, int batch, BlockingQueue<List<Claimed>> handoff)
+            throws SQLException, InterruptedException {
+        try (Connection c = ds.getConnection()) {
+            prepare(c, db);
+            while (true) {
+                List<Claimed> claimed = claim(c, db, owner, batch);
+                if (claimed.isEmpty()) {
+                    return;
+                }
+                handoff.put(claimed);
+            }
+        }
+    }
+
+    /** A completion writer: takes whatever has queued up, marks it SUCCEEDED in one statement, commits. */
+    private static void write(HikariDataSource ds, Database db, BlockingQueue<List<Claimed>> handoff, AtomicLong done)
+            throws SQLException, InterruptedException {
+        try (Connection c = ds.getConnection()) {
+            prepare(c, db);
+            List<List<Claimed>> drained = new ArrayList<>();
+            while (true) {
+                List<Claimed> first = handoff.take();
+                if (first == END) {
+                    return;
+                }
+                List<Claimed> group = new ArrayList<>(first);
+                drained.clear();
+                boolean end = false;
+                while (group.size() < MAX_COMPLETION) {
+                    List<Claimed> next = handoff.poll();
+                    if (next == null) {
+                        break;
+                    }
+                    if (next == END) {
+                        end = true;
+                        break;
+                    }
+                    group.addAll(next);
+                }
+                complete(c, db, group);
+                done.addAndGet(group.size());
+                if (end) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private double measureSimple(BenchRun run, int threads, int batch, long expected) throws Exception {
         AtomicLong done = new AtomicLong();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (HikariDataSource ds = run.pool("bench-ceiling", threads)) {
@@ -72,7 +225,7 @@ final class Ceiling implements Scenario {
             for (int t = 0; t < threads; t++) {
                 String owner = "ceiling-" + t;
                 futures.add(pool.submit(() -> {
-                    cycle(ds, run.db(), owner, batch, done);
+                    simpleCycle(ds, run.db(), owner, batch, done);
                     return null;
                 }));
             }
@@ -89,26 +242,36 @@ final class Ceiling implements Scenario {
         }
     }
 
-    private static void cycle(HikariDataSource ds, Database db, String owner, int batch, AtomicLong done)
+    /** The simple cycle: claim a batch, complete it on the same connection, again. */
+    private static void simpleCycle(HikariDataSource ds, Database db, String owner, int batch, AtomicLong done)
             throws SQLException {
         try (Connection c = ds.getConnection()) {
-            if (db == Database.MARIADB) {
-                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-                c.setAutoCommit(false);
-            }
+            prepare(c, db);
             while (true) {
-                List<Long> ids = switch (db) {
-                    case POSTGRESQL -> claimPostgres(c, owner, batch);
-                    case MARIADB -> claimMariaDb(c, owner, batch);
-                    case H2 -> claimH2(c, owner, batch);
-                };
-                if (ids.isEmpty()) {
+                List<Claimed> claimed = claim(c, db, owner, batch);
+                if (claimed.isEmpty()) {
                     return;
                 }
-                complete(c, db, ids);
-                done.addAndGet(ids.size());
+                complete(c, db, claimed);
+                done.addAndGet(claimed.size());
             }
         }
+    }
+
+    private static void prepare(Connection c, Database db) throws SQLException {
+        if (db == Database.MARIADB) {
+            // The engine's claim isolation: no gap locks between claimers.
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+            c.setAutoCommit(false);
+        }
+    }
+
+    private static List<Claimed> claim(Connection c, Database db, String owner, int batch) throws SQLException {
+        return switch (db) {
+            case POSTGRESQL -> claimPostgres(c, owner, batch);
+            case MARIADB -> claimMariaDb(c, owner, batch);
+            case H2 -> claimH2(c, owner, batch);
+        };
     }
 
     private static String claimSet(Database db) {
@@ -117,29 +280,37 @@ final class Ceiling implements Scenario {
             case MARIADB -> "NEXTVAL(dbtasks_token_seq)";
             case H2 -> "NEXT VALUE FOR dbtasks_token_seq";
         };
+        // The engine's SET list (Dialect.claimSetList), with the lease ending at the claim.
         return "status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, lease_token = " + token
-                + ", lease_expires_at = " + db.now() + ", started_at = " + db.now() + ", updated_at = " + db.now();
+                + ", lease_expires_at = " + db.now() + ", heartbeat_at = " + db.now() + ", started_at = " + db.now()
+                + ", updated_at = " + db.now() + ", cancel_requested = FALSE";
     }
 
-    private static List<Long> claimPostgres(Connection c, String owner, int batch) throws SQLException {
+    private static List<Claimed> claimPostgres(Connection c, String owner, int batch) throws SQLException {
         Database db = Database.POSTGRESQL;
-        String sql = "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE id IN (SELECT id FROM dbtasks_task WHERE "
-                + DUE + db.now() + ORDER + " FOR UPDATE SKIP LOCKED) RETURNING id";
+        // id = ANY(ARRAY(...)): the engine's claim, its subquery evaluated once.
+        String sql = "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE id = ANY(ARRAY(SELECT id FROM dbtasks_task"
+                + " WHERE " + DUE + db.now() + ORDER + " FOR UPDATE SKIP LOCKED)) RETURNING id, lease_token";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, owner);
             ps.setInt(2, batch);
-            return ids(ps);
+            return claimed(ps);
         }
     }
 
-    private static List<Long> claimMariaDb(Connection c, String owner, int batch) throws SQLException {
+    private static List<Claimed> claimMariaDb(Connection c, String owner, int batch) throws SQLException {
         Database db = Database.MARIADB;
-        List<Long> ids;
+        List<Long> ids = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT id FROM dbtasks_task WHERE " + DUE + db.now() + ORDER + " FOR UPDATE SKIP LOCKED")) {
             ps.setInt(1, batch);
-            ids = ids(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getLong(1));
+                }
+            }
         }
+        List<Claimed> claimed = new ArrayList<>(ids.size());
         if (!ids.isEmpty()) {
             try (PreparedStatement ps = c.prepareStatement(
                     "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE id IN (" + placeholders(ids.size()) + ")")) {
@@ -147,29 +318,39 @@ final class Ceiling implements Scenario {
                 bind(ps, 2, ids);
                 ps.executeUpdate();
             }
+            // One token per claim statement on MariaDB (NEXTVAL is evaluated once per statement).
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + placeholders(ids.size()) + ")")) {
+                bind(ps, 1, ids);
+                claimed = claimed(ps);
+            }
         }
         c.commit();
-        return ids;
+        return claimed;
     }
 
-    private static List<Long> claimH2(Connection c, String owner, int batch) throws SQLException {
+    private static List<Claimed> claimH2(Connection c, String owner, int batch) throws SQLException {
         Database db = Database.H2;
         while (true) {
-            List<Long> due;
+            List<Long> due = new ArrayList<>();
             try (PreparedStatement ps =
                     c.prepareStatement("SELECT id FROM dbtasks_task WHERE " + DUE + db.now() + ORDER)) {
                 ps.setInt(1, batch);
-                due = ids(ps);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        due.add(rs.getLong(1));
+                    }
+                }
             }
             if (due.isEmpty()) {
-                return due;
+                return List.of();
             }
-            String sql = "SELECT id FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSet(db)
+            String sql = "SELECT id, lease_token FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSet(db)
                     + " WHERE status = 'PENDING' AND id IN (" + placeholders(due.size()) + "))";
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setString(1, owner);
                 bind(ps, 2, due);
-                List<Long> claimed = ids(ps);
+                List<Claimed> claimed = claimed(ps);
                 if (!claimed.isEmpty()) {
                     return claimed;
                 }
@@ -177,34 +358,51 @@ final class Ceiling implements Scenario {
         }
     }
 
-    private static void complete(Connection c, Database db, List<Long> ids) throws SQLException {
-        String set = "UPDATE dbtasks_task SET status = 'SUCCEEDED', finished_at = " + db.now() + ", updated_at = "
-                + db.now() + ", lease_expires_at = NULL WHERE ";
+    /** Marks {@code tasks} SUCCEEDED in one statement, each under its own lease token, and commits. */
+    private static void complete(Connection c, Database db, List<Claimed> tasks) throws SQLException {
+        String set = "UPDATE dbtasks_task t SET status = 'SUCCEEDED', finished_at = " + db.now()
+                + ", last_error = NULL,"
+                + " lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE, updated_at = " + db.now();
+        int updated;
         if (db == Database.POSTGRESQL) {
-            try (PreparedStatement ps = c.prepareStatement(set + "id = ANY(?)")) {
-                Array array = c.createArrayOf("bigint", ids.toArray());
-                ps.setArray(1, array);
-                ps.executeUpdate();
+            // The engine's completion without its attempt rows; status || '' keeps the planner on the key.
+            try (PreparedStatement ps = c.prepareStatement(set
+                    + " FROM unnest(?::bigint[], ?::bigint[]) AS d(id, token)"
+                    + " WHERE t.id = d.id AND t.lease_token = d.token AND (t.status || '') = 'RUNNING'")) {
+                ps.setArray(
+                        1,
+                        c.createArrayOf(
+                                "bigint", tasks.stream().map(Claimed::id).toArray()));
+                ps.setArray(
+                        2,
+                        c.createArrayOf(
+                                "bigint", tasks.stream().map(Claimed::token).toArray()));
+                updated = ps.executeUpdate();
             }
-            return;
+        } else {
+            List<Long> ids = tasks.stream().map(Claimed::id).toList();
+            try (PreparedStatement ps = c.prepareStatement(
+                    set + " WHERE t.status = 'RUNNING' AND t.id IN (" + placeholders(ids.size()) + ")")) {
+                bind(ps, 1, ids);
+                updated = ps.executeUpdate();
+            }
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
         }
-        try (PreparedStatement ps = c.prepareStatement(set + "id IN (" + placeholders(ids.size()) + ")")) {
-            bind(ps, 1, ids);
-            ps.executeUpdate();
-        }
-        if (!c.getAutoCommit()) {
-            c.commit();
+        if (updated != tasks.size()) {
+            throw new IllegalStateException("ceiling completed " + updated + " of " + tasks.size() + " claimed tasks");
         }
     }
 
-    private static List<Long> ids(PreparedStatement ps) throws SQLException {
-        List<Long> ids = new ArrayList<>();
+    private static List<Claimed> claimed(PreparedStatement ps) throws SQLException {
+        List<Claimed> claimed = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                ids.add(rs.getLong(1));
+                claimed.add(new Claimed(rs.getLong(1), rs.getLong(2)));
             }
         }
-        return ids;
+        return claimed;
     }
 
     private static void bind(PreparedStatement ps, int first, List<Long> ids) throws SQLException {

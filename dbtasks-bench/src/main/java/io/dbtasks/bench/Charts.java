@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -14,7 +15,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The run's charts as PNG, drawn with XChart: {@code throughput-<db>.png} (tasks/s against workers
- * for dbtasks, the ceiling and db-scheduler), {@code latency-<db>.png} (the enqueue-to-start
+ * for dbtasks, db-scheduler and JobRunr, the ceiling's best batch at each claimer thread count, and
+ * the best ceiling of the sweep as a flat line, since every "x ceiling" divides by it), {@code latency-<db>.png} (the enqueue-to-start
  * distribution as percentiles) and {@code soak-<db>.png} (tasks/s per window). A chart without data
  * in this run is not drawn.
  */
@@ -50,18 +52,46 @@ final class Charts {
 
     private XYChart throughput(String db) {
         Map<String, List<double[]>> series = new LinkedHashMap<>();
+        Map<Integer, Double> ceilingByWorkers = new TreeMap<>();
         for (Result r : results) {
-            if (r.scenario().equals("burndown")
-                    || r.scenario().equals("ceiling")
-                    || r.scenario().equals("peer")) {
+            if (r.series().equals(Ceiling.SERIES)) {
+                ceilingByWorkers.merge(r.workers(), r.tasksPerSecond(), Math::max);
+            } else if (r.scenario().equals("burndown")
+                    || r.scenario().equals("peer")
+                    || r.scenario().equals(JobRunrPeer.NAME)) {
                 series.computeIfAbsent(r.series(), k -> new ArrayList<>())
                         .add(new double[] {r.workers(), r.tasksPerSecond()});
             }
         }
-        if (series.isEmpty()) {
+        if (series.isEmpty() && ceilingByWorkers.isEmpty()) {
             return null;
         }
         XYChart chart = chart("Burn-down throughput on " + db, "workers (threads)", "tasks/s");
+        if (!ceilingByWorkers.isEmpty()) {
+            List<double[]> points = new ArrayList<>();
+            ceilingByWorkers.forEach((w, tps) -> points.add(new double[] {w, tps}));
+            chart.addSeries("ceiling (best batch per W)", column(points, 0), column(points, 1))
+                    .setMarker(SeriesMarkers.DIAMOND);
+            Result best = Ratios.bestCeiling(results).orElseThrow();
+            double low = Math.min(
+                    points.get(0)[0],
+                    series.values().stream()
+                            .flatMap(List::stream)
+                            .mapToDouble(p -> p[0])
+                            .min()
+                            .orElse(points.get(0)[0]));
+            double high = Math.max(
+                    points.get(points.size() - 1)[0],
+                    series.values().stream()
+                            .flatMap(List::stream)
+                            .mapToDouble(p -> p[0])
+                            .max()
+                            .orElse(0));
+            chart.addSeries("best ceiling (" + best.config() + ")", new double[] {low, high}, new double[] {
+                        best.tasksPerSecond(), best.tasksPerSecond()
+                    })
+                    .setMarker(SeriesMarkers.NONE);
+        }
         series.forEach((name, points) -> {
             points.sort((a, b) -> Double.compare(a[0], b[0]));
             chart.addSeries(name, column(points, 0), column(points, 1)).setMarker(SeriesMarkers.CIRCLE);
@@ -106,7 +136,7 @@ final class Charts {
                 .xAxisTitle(x)
                 .yAxisTitle(y)
                 .build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
         chart.getStyler().setYAxisMin(0.0);
         return chart;
     }

@@ -19,8 +19,10 @@ import java.util.stream.Collectors;
 
 /**
  * A burn-down spread over child JVMs running {@link WorkerProcess} on this JVM's class path. The
- * parent waits until every child is READY, sends GO to all, and times until the table shows nothing
- * open; then it sends STOP.
+ * parent waits until every child is READY, warms them up (unless {@link Workload#childWarmupTasks()}
+ * is 0: each child burns that many no-op tasks of a queue of its own, so the measured run does not
+ * pay for a cold JIT that a parent JVM measuring in-process has long since warmed), sends GO to all,
+ * and times until the table shows nothing open; then it sends STOP.
  */
 final class ChildWorkers {
     private final BenchRun run;
@@ -40,17 +42,56 @@ final class ChildWorkers {
             for (Child child : children) {
                 child.awaitReady();
             }
+            warmUp(children, run.config().workload().childWarmupTasks());
+            CpuMeter cpu = new CpuMeter(
+                    run, children.stream().map(ch -> ch.process.toHandle()).toList());
             long start = System.nanoTime();
             for (Child child : children) {
                 child.send("GO");
             }
-            run.tasks().awaitDrained(20, Burner.timeoutMillis(expected));
-            return (System.nanoTime() - start) / 1e9;
+            run.tasks().awaitDrained(5, Burner.timeoutMillis(expected));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            Log.line(cpu.summary("W=" + workers + " P=" + processes + " (child JVMs)", expected));
+            return seconds;
         } finally {
             for (Child child : children) {
                 child.stop();
             }
         }
+    }
+
+    /** Has every child burn {@code perChild} no-op tasks of the warm-up queue, and waits for it. */
+    private void warmUp(List<Child> children, int perChild) throws Exception {
+        if (perChild <= 0) {
+            return;
+        }
+        long n = (long) perChild * children.size();
+        long start = System.nanoTime();
+        WorkloadTasks.insert(run, WorkerProcess.WARMUP_QUEUE, TaskTable.KIND, n, WorkloadTasks.DEFAULT_BACKOFF);
+        for (Child child : children) {
+            child.send("WARM");
+        }
+        String open = "queue = '" + WorkerProcess.WARMUP_QUEUE + "' AND status IN ('PENDING', 'RUNNING')";
+        long deadline = System.nanoTime() + Burner.timeoutMillis(n) * 1_000_000;
+        while (run.tasks().count(open) > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker processes did not burn their warm-up tasks in time");
+            }
+            Thread.sleep(20);
+        }
+        for (Child child : children) {
+            child.send("COOL");
+        }
+        for (Child child : children) {
+            child.awaitCooled();
+        }
+        WorkloadTasks.delete(run, WorkerProcess.WARMUP_QUEUE);
+        Log.line(String.format(
+                java.util.Locale.ROOT,
+                "worker processes: %d warmed up on %d tasks in %.1f s",
+                children.size(),
+                n,
+                (System.nanoTime() - start) / 1e9));
     }
 
     private Process start(int concurrency) throws IOException {
@@ -100,6 +141,7 @@ final class ChildWorkers {
         private final Process process;
         private final Writer stdin;
         private final CountDownLatch ready = new CountDownLatch(1);
+        private final CountDownLatch cooled = new CountDownLatch(1);
         private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
 
         Child(Process process) {
@@ -117,6 +159,8 @@ final class ChildWorkers {
                     output.add(line);
                     if (line.equals("READY")) {
                         ready.countDown();
+                    } else if (line.equals("COOLED")) {
+                        cooled.countDown();
                     }
                 }
             } catch (IOException e) {
@@ -128,6 +172,13 @@ final class ChildWorkers {
             if (!ready.await(60, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("worker process " + process.pid() + " not READY within 60 s; it said: "
                         + String.join("\n", output));
+            }
+        }
+
+        void awaitCooled() throws InterruptedException {
+            if (!cooled.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("worker process " + process.pid()
+                        + " did not stop its warm-up engine within 60 s; it said: " + String.join("\n", output));
             }
         }
 

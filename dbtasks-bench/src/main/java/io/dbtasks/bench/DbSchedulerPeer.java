@@ -89,6 +89,7 @@ final class DbSchedulerPeer implements Scenario {
             long deadline = System.nanoTime() + Burner.timeoutMillis(tasks) * 1_000_000;
             long start = System.nanoTime();
             scheduler.start();
+            double seconds;
             try {
                 while (executed.get() < tasks || remaining(ds) > 0) {
                     if (System.nanoTime() > deadline) {
@@ -97,10 +98,10 @@ final class DbSchedulerPeer implements Scenario {
                     }
                     Thread.sleep(executed.get() < tasks ? 2 : 5);
                 }
+                seconds = (System.nanoTime() - start) / 1e9; // the scheduler's stop is not part of the burn-down
             } finally {
                 scheduler.stop();
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
             String mode = lockAndFetch ? "lock-and-fetch(" + LOWER_LIMIT + "," + UPPER_LIMIT + ")" : "polling";
             Result r = Result.throughput(
                     name(),

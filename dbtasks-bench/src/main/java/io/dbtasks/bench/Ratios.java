@@ -1,27 +1,31 @@
 package io.dbtasks.bench;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * Puts every throughput figure in proportion to the baselines measured in the same run at the same
- * worker count: the plain-JDBC ceiling, and db-scheduler with lock-and-fetch (with its default
- * polling where it has no lock-and-fetch, as on H2). A figure without a baseline at its worker count
- * keeps {@code null}.
+ * Puts every throughput figure in proportion to the baselines measured in the same run: the best
+ * ceiling of the whole sweep (whatever its worker count and batch: the database's limit does not
+ * depend on how many threads a client uses), and the peers at the same worker count: db-scheduler
+ * with lock-and-fetch (with its default polling where it has no lock-and-fetch, as on MariaDB and
+ * H2) and JobRunr. A figure without a baseline keeps {@code null}.
  */
 final class Ratios {
     private Ratios() {}
 
     static List<Result> apply(List<Result> results) {
-        Map<Integer, Double> ceiling = new HashMap<>();
+        Double ceiling = bestCeiling(results).map(Result::tasksPerSecond).orElse(null);
         Map<Integer, Double> peer = new HashMap<>();
+        Map<Integer, Double> jobRunr = new HashMap<>();
         for (Result r : results) {
-            if (r.series().equals("ceiling")) {
-                ceiling.put(r.workers(), r.tasksPerSecond());
-            } else if (r.series().equals(DbSchedulerPeer.LOCK_AND_FETCH)) {
+            if (r.series().equals(DbSchedulerPeer.LOCK_AND_FETCH)) {
                 peer.put(r.workers(), r.tasksPerSecond());
+            } else if (r.series().equals(JobRunrPeer.SERIES)) {
+                jobRunr.put(r.workers(), r.tasksPerSecond());
             }
         }
         for (Result r : results) {
@@ -35,9 +39,22 @@ final class Ratios {
                 out.add(r);
                 continue;
             }
-            out.add(r.withRatios(ratio(r, ceiling.get(r.workers())), ratio(r, peer.get(r.workers()))));
+            if (r.series().equals(Ceiling.SERIES)) {
+                // A ceiling point's W is claimer threads, not workers: only its share of the best means something.
+                out.add(r.withRatios(ratio(r, ceiling), null, null));
+                continue;
+            }
+            out.add(r.withRatios(
+                    ratio(r, ceiling), ratio(r, peer.get(r.workers())), ratio(r, jobRunr.get(r.workers()))));
         }
         return out;
+    }
+
+    /** @return the fastest ceiling figure of the run: the one every "x ceiling" divides by */
+    static Optional<Result> bestCeiling(List<Result> results) {
+        return results.stream()
+                .filter(r -> r.series().equals(Ceiling.SERIES))
+                .max(Comparator.comparingDouble(Result::tasksPerSecond));
     }
 
     private static Double ratio(Result r, Double baseline) {

@@ -6,13 +6,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * What a run leaves: the table on standard output, and in the output folder {@code
  * results-<db>.csv}, the same table as {@code results-<db>.md}, {@code soak-<db>.csv} and the charts
- * ({@link Charts}).
+ * ({@link Charts}). Above the table a summary names the best ceiling (the figure every "x ceiling"
+ * divides by, and the W and batch that gave it) and the best burn-down against it.
  */
 final class Report {
     static final List<String> COLUMNS = List.of(
@@ -24,6 +27,7 @@ final class Report {
             "tasks_per_s",
             "ratio_to_ceiling",
             "ratio_to_peer",
+            "ratio_to_jobrunr",
             "p50_ms",
             "p95_ms",
             "p99_ms");
@@ -39,13 +43,14 @@ final class Report {
     /** Prints the table, writes the files and the charts. @return the CSV file */
     Path write(PrintStream out) throws IOException {
         out.println();
+        out.print(summary());
         out.print(table());
         Path dir = run.config().out();
         Files.createDirectories(dir);
         String db = run.db().id();
         Path csv = dir.resolve("results-" + db + ".csv");
         Files.writeString(csv, csv(), StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve("results-" + db + ".md"), markdown(), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("results-" + db + ".md"), summary() + "\n" + markdown(), StandardCharsets.UTF_8);
         if (!run.soakWindows().isEmpty()) {
             StringBuilder soak = new StringBuilder("end_second,tasks,seconds,tasks_per_s\n");
             for (BenchRun.SoakWindow w : run.soakWindows()) {
@@ -59,6 +64,46 @@ final class Report {
         }
         out.println("csv:   " + csv);
         return csv;
+    }
+
+    /**
+     * @return the best ceiling and what it came from, and the best burn-down and each peer's best
+     *     against it, a line each; empty without a ceiling
+     */
+    String summary() {
+        Optional<Result> best = Ratios.bestCeiling(results);
+        if (best.isEmpty()) {
+            return "";
+        }
+        Result ceiling = best.get();
+        StringBuilder sb = new StringBuilder();
+        sb.append("ceiling: ")
+                .append(fmt("%.0f", ceiling.tasksPerSecond()))
+                .append(" tasks/s, the best of ")
+                .append(results.stream()
+                        .filter(r -> r.series().equals(Ceiling.SERIES))
+                        .count())
+                .append(" sweep points, at ")
+                .append(ceiling.config())
+                .append("; every x ceiling divides by it\n");
+        best(sb, "burndown", "dbtasks burn-down");
+        best(sb, "peer", "db-scheduler");
+        best(sb, JobRunrPeer.NAME, "JobRunr");
+        return sb.toString();
+    }
+
+    private void best(StringBuilder sb, String scenario, String label) {
+        results.stream()
+                .filter(r -> r.scenario().equals(scenario) && r.ratioToCeiling() != null)
+                .max(Comparator.comparingDouble(Result::tasksPerSecond))
+                .ifPresent(r -> sb.append(label)
+                        .append(": best ")
+                        .append(fmt("%.0f", r.tasksPerSecond()))
+                        .append(" tasks/s at ")
+                        .append(r.config())
+                        .append(" = ")
+                        .append(fmt("%.2f", r.ratioToCeiling()))
+                        .append(" x ceiling\n"));
     }
 
     String table() {
@@ -113,6 +158,7 @@ final class Report {
                             fmt("%.1f", r.tasksPerSecond()),
                             opt("%.3f", r.ratioToCeiling()),
                             opt("%.3f", r.ratioToPeer()),
+                            opt("%.3f", r.ratioToJobRunr()),
                             r.latency() == null ? "" : fmt("%.3f", r.latency().p50()),
                             r.latency() == null ? "" : fmt("%.3f", r.latency().p95()),
                             r.latency() == null ? "" : fmt("%.3f", r.latency().p99())))
@@ -131,7 +177,8 @@ final class Report {
                 "seconds",
                 "tasks/s",
                 "x ceiling",
-                "x peer",
+                "x db-scheduler",
+                "x JobRunr",
                 "p50 ms",
                 "p95 ms",
                 "p99 ms"));
@@ -145,6 +192,7 @@ final class Report {
                     fmt("%.0f", r.tasksPerSecond()),
                     r.ratioToCeiling() == null ? "-" : fmt("%.2f", r.ratioToCeiling()),
                     r.ratioToPeer() == null ? "-" : fmt("%.2f", r.ratioToPeer()),
+                    r.ratioToJobRunr() == null ? "-" : fmt("%.2f", r.ratioToJobRunr()),
                     r.latency() == null ? "-" : fmt("%.1f", r.latency().p50()),
                     r.latency() == null ? "-" : fmt("%.1f", r.latency().p95()),
                     r.latency() == null ? "-" : fmt("%.1f", r.latency().p99())));

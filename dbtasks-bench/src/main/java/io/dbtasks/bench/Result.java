@@ -11,8 +11,11 @@ package io.dbtasks.bench;
  * @param comparable whether it burns tasks down, so ratios to the ceiling and the peer mean something
  * @param tasks tasks processed
  * @param seconds wall-clock seconds
- * @param ratioToCeiling tasks/s over the ceiling's at the same worker count, or {@code null}
- * @param ratioToPeer tasks/s over db-scheduler's (lock-and-fetch where it has it), or {@code null}
+ * @param ratioToCeiling tasks/s over the best ceiling of the run (any worker count and batch), or
+ *     {@code null}
+ * @param ratioToPeer tasks/s over db-scheduler's at the same worker count (lock-and-fetch where it
+ *     has it), or {@code null}
+ * @param ratioToJobRunr tasks/s over JobRunr's at the same worker count, or {@code null}
  * @param latency enqueue-to-start percentiles, or {@code null}
  */
 record Result(
@@ -26,17 +29,18 @@ record Result(
         double seconds,
         Double ratioToCeiling,
         Double ratioToPeer,
+        Double ratioToJobRunr,
         Percentiles latency) {
 
     /** A throughput figure that ratios apply to. */
     static Result throughput(
             String scenario, Database db, String config, String series, int workers, long tasks, double seconds) {
-        return new Result(scenario, db.id(), config, series, workers, true, tasks, seconds, null, null, null);
+        return new Result(scenario, db.id(), config, series, workers, true, tasks, seconds, null, null, null, null);
     }
 
     /** A figure with no baseline (enqueue, latency). */
     static Result plain(String scenario, Database db, String config, long tasks, double seconds, Percentiles latency) {
-        return new Result(scenario, db.id(), config, scenario, 0, false, tasks, seconds, null, null, latency);
+        return new Result(scenario, db.id(), config, scenario, 0, false, tasks, seconds, null, null, null, latency);
     }
 
     /** @return tasks per second */
@@ -45,9 +49,20 @@ record Result(
     }
 
     /** @return this figure with its ratios set */
-    Result withRatios(Double toCeiling, Double toPeer) {
+    Result withRatios(Double toCeiling, Double toPeer, Double toJobRunr) {
         return new Result(
-                scenario, database, config, series, workers, comparable, tasks, seconds, toCeiling, toPeer, latency);
+                scenario,
+                database,
+                config,
+                series,
+                workers,
+                comparable,
+                tasks,
+                seconds,
+                toCeiling,
+                toPeer,
+                toJobRunr,
+                latency);
     }
 
     /**

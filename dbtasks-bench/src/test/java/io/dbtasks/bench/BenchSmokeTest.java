@@ -68,7 +68,7 @@ class BenchSmokeTest {
         assertThat(out.resolve("latency-" + id + ".png")).isNotEmptyFile();
     }
 
-    /** The bench truncates the task tables at its end; the peer's table is ours to drop. */
+    /** The bench truncates the task tables at its end; the peers' tables are ours to drop. */
     @AfterEach
     void dropPeerTable() throws Exception {
         if (db == null || db == TestDatabase.H2) {
@@ -78,6 +78,26 @@ class BenchSmokeTest {
         try (Connection c = db.dataSource().getConnection();
                 Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS scheduled_tasks");
+            s.execute("DROP VIEW IF EXISTS jobrunr_jobs_stats");
+            for (String table : List.of(
+                    "jobrunr_jobs",
+                    "jobrunr_recurring_jobs",
+                    "jobrunr_backgroundjobservers",
+                    "jobrunr_metadata",
+                    "jobrunr_migrations",
+                    "QRTZ_FIRED_TRIGGERS",
+                    "QRTZ_PAUSED_TRIGGER_GRPS",
+                    "QRTZ_SCHEDULER_STATE",
+                    "QRTZ_LOCKS",
+                    "QRTZ_SIMPLE_TRIGGERS",
+                    "QRTZ_CRON_TRIGGERS",
+                    "QRTZ_SIMPROP_TRIGGERS",
+                    "QRTZ_BLOB_TRIGGERS",
+                    "QRTZ_TRIGGERS",
+                    "QRTZ_JOB_DETAILS",
+                    "QRTZ_CALENDARS")) {
+                s.execute("DROP TABLE IF EXISTS " + table);
+            }
         }
     }
 
