@@ -217,19 +217,8 @@ final class Completions {
                 durations[i] = batch.get(i).durationMs();
                 workers[i] = t.leaseOwner() == null ? "unknown" : t.leaseOwner();
             }
-            Set<Long> recorded = new HashSet<>();
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setArray(1, c.createArrayOf("bigint", ids));
-                ps.setArray(2, c.createArrayOf("bigint", tokens));
-                ps.setArray(3, c.createArrayOf("bigint", durations));
-                ps.setArray(4, c.createArrayOf("text", workers));
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        recorded.add(rs.getLong(1));
-                    }
-                }
-            }
-            return recorded;
+            return longsOf(
+                    c, sql, new String[] {"bigint", "bigint", "bigint", "text"}, ids, tokens, durations, workers);
         });
     }
 
@@ -347,25 +336,40 @@ final class Completions {
             messages[k] = row.errorMessage();
             stacks[k] = row.stackTrace();
         }
-        Set<Long> written = new HashSet<>();
+        return longsOf(
+                c,
+                sql,
+                new String[] {"bigint", "bigint", "bigint", "text", "bigint", "text", "text", "text", "text", "text"},
+                ids,
+                tokens,
+                delays,
+                reasons,
+                durations,
+                workers,
+                outcomes,
+                classes,
+                messages,
+                stacks);
+    }
+
+    /**
+     * Runs {@code sql} with {@code arrays} bound in order as SQL arrays of {@code types}.
+     *
+     * @return the first column of every row it returns
+     */
+    private static Set<Long> longsOf(Connection c, String sql, String[] types, Object[]... arrays) throws SQLException {
+        Set<Long> longs = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setArray(1, c.createArrayOf("bigint", ids));
-            ps.setArray(2, c.createArrayOf("bigint", tokens));
-            ps.setArray(3, c.createArrayOf("bigint", delays));
-            ps.setArray(4, c.createArrayOf("text", reasons));
-            ps.setArray(5, c.createArrayOf("bigint", durations));
-            ps.setArray(6, c.createArrayOf("text", workers));
-            ps.setArray(7, c.createArrayOf("text", outcomes));
-            ps.setArray(8, c.createArrayOf("text", classes));
-            ps.setArray(9, c.createArrayOf("text", messages));
-            ps.setArray(10, c.createArrayOf("text", stacks));
+            for (int i = 0; i < arrays.length; i++) {
+                ps.setArray(i + 1, c.createArrayOf(types[i], arrays[i]));
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    written.add(rs.getLong(1));
+                    longs.add(rs.getLong(1));
                 }
             }
         }
-        return written;
+        return longs;
     }
 
     /** Runs {@code update} once per failure, as one JDBC batch where the dialect allows; row counts in order. */
