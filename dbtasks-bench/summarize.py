@@ -97,8 +97,7 @@ def main(out):
             for r in values:
                 tail = r["config"].split(":", 1)[1] if ":" in r["config"] else r["config"]
                 for name, v in RATIO_IN_CONFIG.findall(tail):
-                    if name not in ("ceiling", "db-scheduler", "JobRunr"):
-                        extra[name].append(float(v))
+                    extra[name].append(float(v))
             others = "; ".join("x %s %s" % (n, spread(v)) for n, v in extra.items()) or "-"
             print("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 scenario,

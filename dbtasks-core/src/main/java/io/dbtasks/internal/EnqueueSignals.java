@@ -81,11 +81,15 @@ final class EnqueueSignals {
      * Picks the queues an enqueue signals inside its transaction, and counts them as signalled now.
      *
      * @param queues the queues the enqueue writes to
-     * @return those to signal in the transaction (a subset, possibly empty); the caller passes the
-     *     others to {@link #committed} after its commit
+     * @return those to signal in the transaction (a subset, possibly empty; always empty where the
+     *     database has no signals); the caller passes the others to {@link #committed} after its
+     *     commit
      */
     Set<String> claim(Set<String> queues) {
-        if (intervalNanos == 0 || !dialect.signalsEnqueues()) {
+        if (!dialect.signalsEnqueues()) {
+            return Set.of(); // nothing to send: other instances poll
+        }
+        if (intervalNanos == 0) {
             return queues;
         }
         Set<String> inline = new LinkedHashSet<>();

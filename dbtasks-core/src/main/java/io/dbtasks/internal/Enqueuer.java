@@ -382,10 +382,10 @@ public final class Enqueuer {
     private EnqueueResult insertOne(Connection c, TaskRequest r, String payload) throws SQLException {
         String key = r.idempotencyKey();
         String sql = key == null ? insertSql : insertWithKeySql;
-        boolean returning = dialect.insertReturning();
-        try (PreparedStatement ps = returning
-                ? c.prepareStatement(sql + " RETURNING " + Dialect.TASK_COLUMNS)
-                : c.prepareStatement(sql, new String[] {"id"})) {
+        java.util.Optional<String> readingBack = dialect.insertReadingBack(sql);
+        boolean returning = readingBack.isPresent();
+        try (PreparedStatement ps =
+                returning ? c.prepareStatement(readingBack.get()) : c.prepareStatement(sql, new String[] {"id"})) {
             bind(ps, 1, r, payload);
             if (returning) {
                 try (ResultSet rs = ps.executeQuery()) {
@@ -418,10 +418,10 @@ public final class Enqueuer {
             throws SQLException {
         String sql = insertPrefix + String.join(", ", java.util.Collections.nCopies(requests.size(), valuesRow));
         List<Task> tasks = new ArrayList<>(requests.size());
-        boolean returning = dialect.insertReturning();
-        try (PreparedStatement ps = returning
-                ? c.prepareStatement(sql + " RETURNING " + Dialect.TASK_COLUMNS)
-                : c.prepareStatement(sql, new String[] {"id"})) {
+        java.util.Optional<String> readingBack = dialect.insertReadingBack(sql);
+        boolean returning = readingBack.isPresent();
+        try (PreparedStatement ps =
+                returning ? c.prepareStatement(readingBack.get()) : c.prepareStatement(sql, new String[] {"id"})) {
             int index = 1;
             for (int k = 0; k < requests.size(); k++) {
                 index = bind(ps, index, requests.get(k), payloads.get(k));

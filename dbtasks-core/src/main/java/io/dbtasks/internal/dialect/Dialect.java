@@ -225,6 +225,15 @@ public interface Dialect {
         return false;
     }
 
+    /**
+     * @param insert an INSERT into the task table
+     * @return the statement that runs {@code insert} and reads the inserted rows' {@link
+     *     #TASK_COLUMNS} back, or empty where the database cannot in one statement
+     */
+    default Optional<String> insertReadingBack(String insert) {
+        return insertReturning() ? Optional.of(insert + " RETURNING " + TASK_COLUMNS) : Optional.empty();
+    }
+
     /** @return the suffix that locks the rows a SELECT reads until the transaction ends */
     default String forUpdate() {
         return " FOR UPDATE";

@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * H2 2.x, embedded. The sweeps (rescue, retention) lock with {@code FOR UPDATE SKIP LOCKED}, which
@@ -93,6 +94,11 @@ public final class H2Dialect implements Dialect {
             }
             return rows;
         }
+    }
+
+    @Override
+    public Optional<String> insertReadingBack(String insert) {
+        return Optional.of("SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (" + insert + ")");
     }
 
     @Override
