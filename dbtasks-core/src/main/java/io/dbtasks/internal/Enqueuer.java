@@ -155,9 +155,13 @@ public final class Enqueuer {
     private static Set<String> requestedQueues(List<TaskRequest> requests) {
         Set<String> queues = new LinkedHashSet<>();
         for (TaskRequest r : requests) {
-            queues.add(r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
+            queues.add(queueOf(r));
         }
         return queues;
+    }
+
+    private static String queueOf(TaskRequest r) {
+        return r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE;
     }
 
     /** Enqueues on the caller's connection and transaction. */
@@ -252,11 +256,8 @@ public final class Enqueuer {
                 }
             }
         }
-        Set<String> queues = new LinkedHashSet<>();
+        Set<String> queues = inserted > 0 ? requestedQueues(requests) : Set.of();
         if (inserted > 0) {
-            for (TaskRequest r : requests) {
-                queues.add(r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
-            }
             dialect.notifyEnqueued(c, queues);
         }
         List<Task> held = List.of();
@@ -494,7 +495,7 @@ public final class Enqueuer {
         RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
         int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
         var timeout = r.timeout() != null ? r.timeout() : config.defaultTimeout();
-        ps.setString(i++, r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE);
+        ps.setString(i++, queueOf(r));
         ps.setString(i++, r.kind());
         ps.setString(i++, r.idempotencyKey());
         ps.setString(i++, r.name());
