@@ -84,7 +84,7 @@ public final class DbTasks implements AutoCloseable {
     /** How often retention sweeps by default. */
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(15);
     /** The most tasks one claim statement takes. */
-    public static final int DEFAULT_CLAIM_BATCH = 100;
+    public static final int DEFAULT_CLAIM_BATCH = 250;
     /**
      * The longest a started engine waits between two looks for due schedule slots. It sleeps until
      * the earliest next slot it knows of, so this only bounds how late it notices a schedule created
@@ -825,9 +825,13 @@ public final class DbTasks implements AutoCloseable {
          * the head of the claim index that later claims step over; where autovacuum is off or slow
          * to reach a busy queue table, claims slow down steadily. One engine of the cluster at a time
          * vacuums (a lease lock, {@code dbtasks.vacuum}); it needs to own the table, else PostgreSQL
-         * skips it with a warning. Ignored on other databases.
+         * skips it with a warning. Besides, every 500 ms it compares the table's size with the size
+         * its planner statistics were taken at, and runs {@code ANALYZE} once the table has more than
+         * doubled, so statements planned while it was nearly empty do not keep sequential-scan plans
+         * while a backlog builds. Ignored on other databases.
          *
-         * @param interval the check interval, default 15 s; {@link Duration#ZERO} turns it off
+         * @param interval the vacuum check interval, default 15 s; {@link Duration#ZERO} turns off both
+         *     the vacuum and the statistics check
          * @return this
          */
         public Builder vacuumInterval(Duration interval) {
@@ -866,7 +870,13 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
-         * @param size the most tasks one claim takes, 1 to 1000; default 100
+         * The most tasks one claim statement takes. A worker claims only what it has room for (free
+         * slots, plus tasks claimed ahead while its tasks are short: see {@link #claimAhead}), so a
+         * bigger batch does not take work from other instances; it only lets a busy worker take more
+         * per round trip. Raised from 100 to 250 after a PostgreSQL no-op burn-down at 64 workers ran
+         * 35,416 / 35,633 tasks/s with 100 and 38,464 / 39,450 with 250 (alternating runs, 100k tasks).
+         *
+         * @param size the most tasks one claim takes, 1 to 1000; default {@value DbTasks#DEFAULT_CLAIM_BATCH}
          * @return this
          */
         public Builder claimBatch(int size) {
@@ -878,7 +888,8 @@ public final class DbTasks implements AutoCloseable {
          * Whether a queue whose tasks are short claims a few beyond its free handler slots, so its
          * handlers do not idle through a claim round trip (on by default). A task claimed ahead is
          * leased and heartbeated while it waits, at most about 10 ms of work per slot and never more
-         * than four per slot; one that waits over a second is handed back unstarted. Turn it off when
+         * than four per slot or one claim batch, whichever is more; one that waits over a second is
+         * handed back unstarted. Turn it off when
          * a newly enqueued task of higher priority must never wait behind tasks already claimed, at
          * the cost of throughput on short tasks.
          *

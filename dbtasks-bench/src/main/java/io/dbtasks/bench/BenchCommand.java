@@ -76,7 +76,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--fixed-workers", defaultValue = "8", description = "workers of latency, scale and soak")
     int fixedWorkers;
 
-    @Option(names = "--claim-batch", defaultValue = "100", description = "the engine's claim batch")
+    @Option(names = "--claim-batch", defaultValue = "250", description = "the engine's claim batch")
     int claimBatch;
 
     @Option(names = "--poll-ms", defaultValue = "100", description = "idle poll interval, dbtasks and db-scheduler")

@@ -274,10 +274,13 @@ public final class Engine {
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
-                // The first look comes soon: a table that was empty when the claim was first planned
-                // needs fresh statistics before its backlog grows, not a whole interval later.
                 scheduler.scheduleWithFixedDelay(
                         vacuum::run, Math.min(vacuumEvery, 1000), vacuumEvery, TimeUnit.MILLISECONDS);
+                // Often, and from the start: a table that was empty when the claim was first planned
+                // needs fresh statistics while its backlog grows, not a vacuum interval later.
+                long statistics = QueueTableVacuum.STATISTICS_CHECK_MILLIS;
+                scheduler.scheduleWithFixedDelay(
+                        vacuum::checkStatistics, statistics, statistics, TimeUnit.MILLISECONDS);
             }
             long retentionEvery = retentionInterval.toMillis();
             if (retentionEvery > 0) {

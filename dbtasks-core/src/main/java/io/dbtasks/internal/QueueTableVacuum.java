@@ -17,24 +17,41 @@ import org.slf4j.LoggerFactory;
  * them until vacuum removes them. Measured here with autovacuum off, a 500k-task burn-down fell
  * from 5,100 to 2,100 tasks/s within 90 s; vacuuming every 15 s (0.2-0.3 s each) kept it level.
  *
- * <p>It also keeps the planner from believing the table is small when it has grown: a claim
- * prepared while the table was small keeps its plan until the statistics change, and a plan made
- * for a near-empty table reads the whole table by sequential scan to update the claimed rows.
- * Measured with autovacuum off, tasks enqueued at half the burn-down rate into a table emptied
- * before the run queued up for seconds (p50 0.4-1.8 s) behind such a plan.
+ * <p>It also keeps the planner from believing the table is small when it has grown. A statement
+ * planned while the table was small keeps its plan until the statistics change, and a plan made for
+ * a near-empty table reads the whole table by sequential scan to update the claimed or completed
+ * rows. Measured with autovacuum off, tasks enqueued at half the burn-down rate into a table
+ * emptied before the run queued up for seconds (p50 0.4-1.8 s) behind such plans; a first check one
+ * second after start, from the statistics collector's row counts, still left a p99 of 0.2-0.6 s,
+ * all of it in the first one or two seconds of load.
  *
- * <p>Each run reads the table's dead-row count, its live rows and the row count of its statistics
- * from the statistics collector and, when there are {@link #DEAD_ROWS_THRESHOLD} dead rows or more,
- * or the live rows have outgrown the statistics ({@link #GROWTH_FACTOR} times their count plus
- * {@link #GROWTH_SLACK}), takes the cluster-wide lease lock {@value #LOCK} so that only one engine
- * vacuums at a time, runs {@code VACUUM (ANALYZE)}, and releases the lock.
+ * <p>Two checks, each of which, when it finds work, takes the cluster-wide lease lock {@value #LOCK}
+ * (so that only one engine at a time does it; if another holds it the check is skipped) and
+ * releases it afterwards:
+ *
+ * <ul>
+ *   <li>{@link #run}, every vacuum interval: when the statistics collector counts {@link
+ *       #DEAD_ROWS_THRESHOLD} dead rows or more, {@code VACUUM (ANALYZE)}.
+ *   <li>{@link #checkStatistics}, every {@value #STATISTICS_CHECK_MILLIS} ms: when the table's file
+ *       has grown past {@link #GROWTH_FACTOR} times the pages its statistics were taken at plus
+ *       {@link #GROWTH_SLACK_PAGES}, {@code ANALYZE} (a sample of at most 30,000 rows at the default
+ *       statistics target, so its cost does not grow with the table). The file size is read
+ *       directly ({@code pg_relation_size}), so growth is seen at once rather than when the
+ *       statistics collector next hears of it; a table growing from empty is analyzed about
+ *       log2(size) times, then only when it doubles again.
+ * </ul>
  */
 final class QueueTableVacuum {
     static final long DEAD_ROWS_THRESHOLD = 10_000;
-    /** Live rows beyond {@link #GROWTH_FACTOR} times the statistics' count that make them stale. */
-    static final long GROWTH_SLACK = 1_000;
-    /** How many times the statistics' row count the live rows may reach before they are stale. */
+    /**
+     * Pages beyond {@link #GROWTH_FACTOR} times the statistics' page count that make them stale:
+     * 64 pages of 8 KiB, about 2,000-4,000 task rows.
+     */
+    static final long GROWTH_SLACK_PAGES = 64;
+    /** How many times the statistics' page count the table may reach before they are stale. */
     static final double GROWTH_FACTOR = 2.0;
+    /** How often {@link #checkStatistics} looks, in milliseconds. */
+    static final long STATISTICS_CHECK_MILLIS = 500;
 
     static final String LOCK = "dbtasks.vacuum";
     private static final Logger log = LoggerFactory.getLogger(QueueTableVacuum.class);
@@ -54,41 +71,79 @@ final class QueueTableVacuum {
         return dialect.tableVacuum().isPresent();
     }
 
+    /** Vacuums the table if it holds {@link #DEAD_ROWS_THRESHOLD} dead rows or more. */
     void run() {
+        maintain(false);
+    }
+
+    /** Refreshes the table's statistics if it has outgrown them; see the class comment. */
+    void checkStatistics() {
+        maintain(true);
+    }
+
+    /**
+     * @param statistics true: analyze if the table outgrew its statistics; false: vacuum if it holds
+     *     too many dead rows
+     */
+    private void maintain(boolean statistics) {
+        Dialect.TableVacuum sql = dialect.tableVacuum().orElseThrow();
         try {
-            long[] counts = jdbc.withConnection("Count dead task rows", c -> {
+            long[] sizes = jdbc.withConnection("Read the task table's size", c -> {
                 try (Statement s = c.createStatement();
-                        ResultSet rs = s.executeQuery(
-                                dialect.tableVacuum().orElseThrow().deadRowsQuery())) {
+                        ResultSet rs = s.executeQuery(sql.sizeQuery())) {
                     return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)} : new long[3];
                 }
             });
-            long dead = counts[0];
-            boolean staleStatistics = counts[1] > GROWTH_SLACK + GROWTH_FACTOR * counts[2];
-            if (dead < DEAD_ROWS_THRESHOLD && !staleStatistics) {
+            long dead = sizes[0];
+            boolean due = statistics ? outgrown(sizes[1], sizes[2]) : dead >= DEAD_ROWS_THRESHOLD;
+            if (!due) {
                 return;
             }
             Optional<Lease> lease = locks.tryAcquire(LOCK, Duration.ofMinutes(10));
             if (lease.isEmpty()) {
-                return; // another engine is vacuuming
+                return; // another engine is vacuuming or analyzing
             }
             try {
                 long start = System.nanoTime();
-                jdbc.withConnection("Vacuum the task table", c -> {
+                jdbc.withConnection(statistics ? "Analyze the task table" : "Vacuum the task table", c -> {
                     // A big table may take minutes: exempt from statementTimeout (restored on return).
                     c.setNetworkTimeout(Runnable::run, 0);
                     try (Statement s = c.createStatement()) {
-                        s.execute(dialect.tableVacuum().orElseThrow().vacuum());
+                        s.execute(statistics ? sql.analyze() : sql.vacuum());
                     }
                     return null;
                 });
-                log.debug(
-                        "Vacuumed dbtasks_task ({} dead rows) in {} ms", dead, (System.nanoTime() - start) / 1_000_000);
+                if (statistics) {
+                    log.debug(
+                            "Analyzed dbtasks_task ({} pages, statistics had {}) in {} ms",
+                            sizes[1],
+                            sizes[2],
+                            (System.nanoTime() - start) / 1_000_000);
+                } else {
+                    log.debug(
+                            "Vacuumed dbtasks_task ({} dead rows) in {} ms",
+                            dead,
+                            (System.nanoTime() - start) / 1_000_000);
+                }
             } finally {
                 locks.release(lease.get());
             }
         } catch (DbTasksException | IllegalStateException e) {
-            log.warn("Vacuum of the task table failed; claims may slow down until autovacuum runs", e);
+            log.warn(
+                    statistics
+                            ? "Analyze of the task table failed; plans may stay those of a smaller table"
+                            : "Vacuum of the task table failed; claims may slow down until autovacuum runs",
+                    e);
         }
+    }
+
+    /**
+     * @param pages the table's size now, in pages
+     * @param statisticsPages its size when its statistics were last taken, in pages (0 if never)
+     * @return whether it has grown past {@link #GROWTH_FACTOR} times that plus {@link
+     *     #GROWTH_SLACK_PAGES}
+     */
+    static boolean outgrown(long pages, long statisticsPages) {
+        return pages > GROWTH_SLACK_PAGES + GROWTH_FACTOR * Math.max(0, statisticsPages);
     }
 }

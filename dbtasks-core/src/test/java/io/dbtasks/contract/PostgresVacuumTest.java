@@ -1,5 +1,6 @@
 package io.dbtasks.contract;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dbtasks.DbTasks;
@@ -15,7 +16,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** PostgreSQL only: a working engine vacuums the task table once it holds many dead rows. */
+/**
+ * PostgreSQL only: a working engine vacuums the task table once it holds many dead rows, and
+ * refreshes its statistics once it outgrows them.
+ */
 class PostgresVacuumTest extends EngineHarness {
     @Override
     protected TestDatabase database() {
@@ -30,6 +34,48 @@ class PostgresVacuumTest extends EngineHarness {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    private long statisticsPages() throws Exception {
+        try (Connection c = database().dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT relpages FROM pg_class WHERE oid = 'dbtasks_task'::regclass")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private void execute(String sql) throws Exception {
+        try (Connection c = database().dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    @Test
+    void aTaskTableThatOutgrowsItsStatisticsIsAnalyzedSoon() throws Exception {
+        // Empty, with statistics of an empty table: what a new install or a truncated table looks like.
+        execute("TRUNCATE dbtasks_task CASCADE");
+        execute("ANALYZE dbtasks_task");
+        assertThat(statisticsPages()).isZero();
+        // Works another queue, so the backlog below stays; vacuum (dead rows) is not what this tests.
+        DbTasks tasks = engine(b -> b.queue("elsewhere", 1)
+                .vacuumInterval(Duration.ofMinutes(5))
+                .handler("noop", Void.class, (ctx, p) -> {}));
+        tasks.start();
+        Thread.sleep(1_500); // three of its statistics checks (every 500 ms)
+        assertThat(statisticsPages())
+                .as("an empty table is not analyzed again and again")
+                .isZero();
+
+        List<TaskRequest> batch = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            batch.add(TaskRequest.of("noop", null));
+        }
+        tasks.enqueueAll(batch);
+        // ANALYZE is what sets relpages here: nothing has vacuumed the table, and autovacuum's naptime is
+        // a minute; the engine looks every 500 ms.
+        await().atMost(Duration.ofSeconds(5)).until(() -> statisticsPages() > 64);
     }
 
     @Test

@@ -197,15 +197,19 @@ public interface Dialect {
     }
 
     /**
-     * How to vacuum the task table where the database needs it done by the engine.
+     * How to vacuum the task table, and keep its planner statistics current, where the database
+     * needs it done by the engine.
      *
-     * @param deadRowsQuery a query returning one row of three numbers: the task table's dead row
-     *     versions, its live rows now, and the row count its planner statistics hold (0 if never
-     *     gathered)
+     * @param sizeQuery a query returning one row of three numbers: the task table's dead row
+     *     versions (from the statistics collector, which lags by up to a second or so), its size in
+     *     pages now (from the file, exact), and its size in pages as of its last statistics (0 if
+     *     never gathered)
      * @param vacuum the statement that reclaims the task table's dead rows (and refreshes its
      *     statistics, so plans follow the mix of PENDING and RUNNING rows)
+     * @param analyze the statement that only refreshes the task table's statistics (a sample, so
+     *     its cost does not grow with the table)
      */
-    record TableVacuum(String deadRowsQuery, String vacuum) {}
+    record TableVacuum(String sizeQuery, String vacuum, String analyze) {}
 
     /** @return how to vacuum the task table, or empty where the database cleans up after itself */
     default Optional<TableVacuum> tableVacuum() {

@@ -159,10 +159,12 @@ public final class PostgresDialect implements Dialect {
     @Override
     public Optional<TableVacuum> tableVacuum() {
         return Optional.of(new TableVacuum(
-                "SELECT COALESCE(s.n_dead_tup, 0), COALESCE(s.n_live_tup, 0), GREATEST(c.reltuples, 0)"
-                        + " FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
-                        + " WHERE s.relid = 'dbtasks_task'::regclass",
-                "VACUUM (ANALYZE) dbtasks_task"));
+                "SELECT COALESCE(s.n_dead_tup, 0),"
+                        + " pg_relation_size(c.oid) / current_setting('block_size')::bigint, c.relpages"
+                        + " FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid"
+                        + " WHERE c.oid = 'dbtasks_task'::regclass",
+                "VACUUM (ANALYZE) dbtasks_task",
+                "ANALYZE dbtasks_task"));
     }
 
     @Override
