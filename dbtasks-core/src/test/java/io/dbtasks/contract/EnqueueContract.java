@@ -30,6 +30,59 @@ public abstract class EnqueueContract extends EngineHarness {
 
     record Report(String day, int version) {}
 
+    /**
+     * Lone enqueues from many threads at once are stored together, several per statement: each
+     * caller must still get back its own task, committed, and no task may be stored twice or lost.
+     */
+    @Test
+    void concurrentLoneEnqueuesEachGetTheirOwnTask() throws Exception {
+        DbTasks tasks = producer();
+        int threads = 16;
+        int each = 100;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<List<Task>>> futures = new ArrayList<>();
+        try {
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    List<Task> mine = new ArrayList<>();
+                    for (int i = 0; i < each; i++) {
+                        String name = "t" + thread + "-" + i;
+                        EnqueueResult r = tasks.enqueue(TaskRequest.builder(KIND)
+                                .name(name)
+                                .payload(new Report(name, i))
+                                .build());
+                        assertThat(r.duplicate()).isFalse();
+                        assertThat(r.task().name()).isEqualTo(name);
+                        assertThat(r.task().payload()).contains("\"day\":\"" + name + "\"");
+                        mine.add(r.task());
+                    }
+                    return mine;
+                }));
+            }
+            java.util.Set<Long> ids = new java.util.HashSet<>();
+            for (Future<List<Task>> f : futures) {
+                for (Task task : f.get(60, TimeUnit.SECONDS)) {
+                    assertThat(ids.add(task.id()))
+                            .as("task %d returned twice", task.id())
+                            .isTrue();
+                    // what the caller got back is what was committed under that id
+                    assertThat(count(
+                                    "SELECT COUNT(*) FROM dbtasks_task WHERE id = ? AND name = ?",
+                                    task.id(),
+                                    task.name()))
+                            .isEqualTo(1);
+                }
+            }
+            assertThat(ids).hasSize(threads * each);
+            assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(threads * each);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void duplicateIdempotencyKeyReturnsTheExistingTaskAndStoresOneRow() {
         DbTasks tasks = producer();
