@@ -31,6 +31,11 @@ public final class Attempts {
             String stackTrace) {
 
         static Row of(io.dbtasks.Task t, long durationMs, AttemptOutcome outcome, Throwable error) {
+            return of(t, durationMs, outcome, error, error == null ? null : Attempts.stackTrace(error));
+        }
+
+        /** @param stackTrace {@code error}'s stack trace, rendered by {@link Attempts#stackTrace} */
+        static Row of(io.dbtasks.Task t, long durationMs, AttemptOutcome outcome, Throwable error, String stackTrace) {
             return new Row(
                     t.id(),
                     t.attempt(),
@@ -42,7 +47,7 @@ public final class Attempts {
                     outcome,
                     error == null ? null : error.getClass().getName(),
                     error == null ? null : truncate(String.valueOf(error.getMessage()), MAX_MESSAGE),
-                    error == null ? null : Attempts.stackTrace(error));
+                    stackTrace);
         }
     }
 

@@ -231,7 +231,29 @@ final class Completions {
      * @param retryDelay the backoff before the retry, or {@code null} to end the task FAILED
      * @param durationMs how long the attempt ran
      */
-    record Failure(Task task, AttemptOutcome outcome, Throwable error, Duration retryDelay, long durationMs) {}
+    /**
+     * A failed attempt to record.
+     *
+     * @param stackTrace {@code error}'s stack trace as stored ({@link Attempts#stackTrace}), rendered
+     *     where the failure is created (the handler's thread), not on the one thread that writes
+     *     outcomes; {@code null} without an error
+     */
+    record Failure(
+            Task task,
+            AttemptOutcome outcome,
+            Throwable error,
+            Duration retryDelay,
+            long durationMs,
+            String stackTrace) {
+        Failure(Task task, AttemptOutcome outcome, Throwable error, Duration retryDelay, long durationMs) {
+            this(task, outcome, error, retryDelay, durationMs, error == null ? null : Attempts.stackTrace(error));
+        }
+
+        /** @return its attempt row */
+        Attempts.Row row() {
+            return Attempts.Row.of(task, durationMs, outcome, error, stackTrace);
+        }
+    }
 
     /**
      * Records failed attempts in one transaction, in task id order: each a retry (back to PENDING,
@@ -296,7 +318,7 @@ final class Completions {
             for (Failure f : sorted) {
                 long token = f.task().fencingToken();
                 if (written.containsKey(token) && (inOne == null || !inOne.contains(token))) {
-                    rows.add(Attempts.Row.of(f.task(), f.durationMs(), f.outcome(), f.error()));
+                    rows.add(f.row());
                 }
             }
             attempts.insertAll(c, rows);
@@ -321,10 +343,14 @@ final class Completions {
         String[] outcomes = new String[n];
         String[] classes = new String[n];
         String[] messages = new String[n];
-        String[] stacks = new String[n];
+        // Each distinct stack trace is sent once, and each row gives its place in that list (1-based,
+        // as SQL arrays; null without one): a failing dependency throws the same stack trace for
+        // every task it fails, and the traces are most of the statement's bytes.
+        Integer[] stackIndexes = new Integer[n];
+        Map<String, Integer> distinctStacks = new java.util.LinkedHashMap<>();
         for (int k = 0; k < n; k++) {
             Failure f = retries.get(k);
-            Attempts.Row row = Attempts.Row.of(f.task(), f.durationMs(), f.outcome(), f.error());
+            Attempts.Row row = f.row();
             ids[k] = row.taskId();
             tokens[k] = row.fencingToken();
             delays[k] = f.retryDelay().toMillis();
@@ -334,12 +360,16 @@ final class Completions {
             outcomes[k] = row.outcome().name();
             classes[k] = row.errorClass();
             messages[k] = row.errorMessage();
-            stacks[k] = row.stackTrace();
+            stackIndexes[k] = row.stackTrace() == null
+                    ? null
+                    : distinctStacks.computeIfAbsent(row.stackTrace(), trace -> distinctStacks.size() + 1);
         }
         return longsOf(
                 c,
                 sql,
-                new String[] {"bigint", "bigint", "bigint", "text", "bigint", "text", "text", "text", "text", "text"},
+                new String[] {
+                    "bigint", "bigint", "bigint", "text", "bigint", "text", "text", "text", "text", "integer", "text"
+                },
                 ids,
                 tokens,
                 delays,
@@ -349,7 +379,8 @@ final class Completions {
                 outcomes,
                 classes,
                 messages,
-                stacks);
+                stackIndexes,
+                distinctStacks.keySet().toArray(new String[0]));
     }
 
     /**

@@ -253,6 +253,40 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED);
     }
 
+    /**
+     * Retries written together keep each its own stack trace, though the statement sends each
+     * distinct trace once (PostgreSQL): two failures from one throw site share theirs, a third has
+     * another.
+     */
+    @Test
+    void batchedRetriesKeepEachAttemptsOwnStackTrace() {
+        Worker w = worker("w");
+        long[] ids = new long[3];
+        Task[] claimed = new Task[3];
+        for (int i = 0; i < 3; i++) {
+            ids[i] = enqueue(w, 3);
+            claimed[i] = claimOne(w);
+        }
+        IllegalStateException shared = new IllegalStateException("dependency down");
+        IllegalArgumentException own = new IllegalArgumentException("bad input");
+        Map<Long, TaskStatus> written = w.completions()
+                .settleFailures(List.of(
+                        new Completions.Failure(claimed[0], AttemptOutcome.FAILED, shared, Duration.ofHours(1), 1),
+                        new Completions.Failure(claimed[1], AttemptOutcome.FAILED, own, Duration.ofHours(1), 1),
+                        new Completions.Failure(claimed[2], AttemptOutcome.FAILED, shared, Duration.ofHours(1), 1)));
+
+        assertThat(written).hasSize(3).containsValue(TaskStatus.PENDING).doesNotContainValue(TaskStatus.FAILED);
+        String[] traces = new String[3];
+        for (int i = 0; i < 3; i++) {
+            List<Attempt> attempts = w.queries().attempts(ids[i]);
+            assertThat(attempts).hasSize(1);
+            traces[i] = attempts.get(0).stackTrace();
+            assertThat(traces[i]).isEqualTo(Attempts.stackTrace(i == 1 ? own : shared));
+        }
+        assertThat(traces[0]).startsWith("java.lang.IllegalStateException: dependency down");
+        assertThat(traces[1]).startsWith("java.lang.IllegalArgumentException: bad input");
+    }
+
     @Test
     void settledAttemptCannotBeSettledTwice() {
         Worker w = worker("w");

@@ -155,10 +155,11 @@ public interface Dialect {
 
     /**
      * One statement that moves a batch of failed attempts' tasks back to PENDING for their retries
-     * and inserts their attempt rows, where the database has one for it; binds ten arrays in this
+     * and inserts their attempt rows, where the database has one for it; binds eleven arrays in this
      * order: id, lease token, backoff (ms), last error, duration (ms), worker, outcome, error class,
-     * error message, stack trace. Only rows still RUNNING under the attempt's token and with no
-     * cancel request move; the statement returns the lease tokens of those.
+     * error message, stack trace index (1-based, into the last array; null for none), and the
+     * distinct stack traces. Only rows still RUNNING under the attempt's token and with no cancel
+     * request move; the statement returns the lease tokens of those.
      *
      * @return the statement, or empty to write retries one guarded UPDATE each
      */

@@ -187,8 +187,8 @@ public final class PostgresDialect implements Dialect {
     @Override
     public Optional<String> retryBatchSql() {
         return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
-                + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) AS d(id, token, delay_ms, reason,"
-                + " duration_ms, worker, outcome, error_class, error_message, stack_trace)),"
+                + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, delay_ms, reason,"
+                + " duration_ms, worker, outcome, error_class, error_message, stack_index)),"
                 + " moved AS (UPDATE dbtasks_task t SET status = " + Dialect.status(TaskStatus.PENDING)
                 + ", finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE,"
                 + " run_at = clock_timestamp() + d.delay_ms * INTERVAL '1 millisecond', last_error = d.reason,"
@@ -196,11 +196,11 @@ public final class PostgresDialect implements Dialect {
                 + " WHERE t.id = d.id AND t.lease_token = d.token AND " + isRunning("t.status")
                 + " AND t.cancel_requested = FALSE"
                 + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms,"
-                + " d.outcome, d.error_class, d.error_message, d.stack_trace)"
+                + " d.outcome, d.error_class, d.error_message, d.stack_index)"
                 + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
                 + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
                 + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
-                + " clock_timestamp(), duration_ms, outcome, error_class, error_message, stack_trace"
+                + " clock_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index]"
                 + " FROM moved RETURNING lease_token");
     }
 
