@@ -125,7 +125,7 @@ pgbench_ceiling() {
 # count with every batch (points where W x batch exceeds half the tasks are skipped); its best point
 # is the ceiling every "x ceiling" divides by.
 COMMON=(--workers 8,32,64 --fixed-workers 8 --enqueue-tasks 10000 --enqueue-threads 16 --latency-rate 200
-  --latency-seconds 10 --latency-load 0.5)
+  --latency-seconds 10 --latency-load 0.35,0.5)
 SWEEP=(--ceiling-workers 1,2,4,8,16,32,64 --ceiling-batches 50,100,250,500)
 HANDLERS=(--handler-workers 64,512 --handler-sleep 0,1,10)
 
