@@ -103,6 +103,7 @@ public final class Enqueuer {
         List<EnqueueResult> results;
         if (signalled.isEmpty()
                 && !events.enabled()
+                && dialect.combinesEnqueues()
                 && requests.size() == 1
                 && requests.get(0).idempotencyKey() == null) {
             results = List.of(combined(requests.get(0), payloads.get(0)));

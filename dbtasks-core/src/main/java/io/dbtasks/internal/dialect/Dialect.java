@@ -225,6 +225,16 @@ public interface Dialect {
         return true;
     }
 
+    /**
+     * @return whether single enqueues made at the same moment from several threads should be stored
+     *     together, one statement for the group (client-side group commit): worth it where each
+     *     statement costs a round trip and a commit's flush; not for an embedded database, where the
+     *     threads insert in parallel and the hand-over to the one storing costs more than it saves
+     */
+    default boolean combinesEnqueues() {
+        return true;
+    }
+
     /** @return whether {@code INSERT ... RETURNING} reads back inserted rows in the same statement */
     default boolean insertReturning() {
         return false;
