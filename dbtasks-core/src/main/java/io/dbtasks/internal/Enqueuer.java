@@ -190,6 +190,7 @@ public final class Enqueuer {
     private EnqueueResult combined(TaskRequest request, String payload) {
         Combining mine = new Combining(request, payload);
         waitingToCombine.add(mine);
+        boolean interrupted = false;
         while (!mine.done) {
             if (combineLock.tryLock()) {
                 try {
@@ -225,7 +226,13 @@ public final class Enqueuer {
                 // Woken when stored, or when the one storing is done and this may be next. The timeout
                 // only bounds a wake-up lost to a race with the one storing (that one stored mine).
                 LockSupport.parkNanos(this, COMBINE_PARK_NANOS);
+                // The task may be in a statement already: wait for it anyway, without spinning on the
+                // interrupt (park returns at once while it is set), and keep it for the caller.
+                interrupted |= Thread.interrupted();
             }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
         if (mine.failure != null) {
             // A failure several callers share is thrown to each as its own exception, with this stack.
