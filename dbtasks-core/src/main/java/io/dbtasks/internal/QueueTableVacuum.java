@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  *       statistics target, so its cost does not grow with the table). The file size is read
  *       directly ({@code pg_relation_size}), so growth is seen at once rather than when the
  *       statistics collector next hears of it; a table growing from empty is analyzed about
- *       log2(size) times, then only when it doubles again.
+ *       log2(size) times, then only when it doubles again. If an ANALYZE leaves the statistics as
+ *       they were (PostgreSQL skips it with a warning when the user does not own the table), this
+ *       check stops, with a warning, rather than try again every 500 ms.
  * </ul>
  */
 final class QueueTableVacuum {
@@ -59,6 +61,8 @@ final class QueueTableVacuum {
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final LeaseLocks locks;
+    /** Set once an ANALYZE left the statistics as they were: the statistics check stops. */
+    private volatile boolean analyzeRefused;
 
     QueueTableVacuum(Jdbc jdbc, Dialect dialect, LeaseLocks locks) {
         this.jdbc = jdbc;
@@ -86,14 +90,12 @@ final class QueueTableVacuum {
      *     too many dead rows
      */
     private void maintain(boolean statistics) {
+        if (statistics && analyzeRefused) {
+            return;
+        }
         Dialect.TableVacuum sql = dialect.tableVacuum().orElseThrow();
         try {
-            long[] sizes = jdbc.withConnection("Read the task table's size", c -> {
-                try (Statement s = c.createStatement();
-                        ResultSet rs = s.executeQuery(sql.sizeQuery())) {
-                    return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)} : new long[3];
-                }
-            });
+            long[] sizes = sizes(sql);
             long dead = sizes[0];
             boolean due = statistics ? outgrown(sizes[1], sizes[2]) : dead >= DEAD_ROWS_THRESHOLD;
             if (!due) {
@@ -113,7 +115,15 @@ final class QueueTableVacuum {
                     }
                     return null;
                 });
-                if (statistics) {
+                if (statistics && sizes(sql)[2] == sizes[2]) {
+                    // PostgreSQL skips ANALYZE with a warning, not an error, where the user does not own
+                    // the table: without this the engine would try again every check.
+                    analyzeRefused = true;
+                    log.warn("ANALYZE of dbtasks_task left its statistics unchanged (is the database user not the"
+                            + " table's owner?); the engine stops checking them, and plans made while the table was"
+                            + " small may stay until autovacuum analyzes it. Run the engine as the table's owner,"
+                            + " or keep autovacuum on for it");
+                } else if (statistics) {
                     log.debug(
                             "Analyzed dbtasks_task ({} pages, statistics had {}) in {} ms",
                             sizes[1],
@@ -135,6 +145,16 @@ final class QueueTableVacuum {
                             : "Vacuum of the task table failed; claims may slow down until autovacuum runs",
                     e);
         }
+    }
+
+    /** @return dead rows, pages now and pages at the last statistics; see {@link Dialect.TableVacuum} */
+    private long[] sizes(Dialect.TableVacuum sql) {
+        return jdbc.withConnection("Read the task table's size", c -> {
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery(sql.sizeQuery())) {
+                return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)} : new long[3];
+            }
+        });
     }
 
     /**
