@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records attempt outcomes in batches, group-commit style: one writer thread takes whatever
- * outcomes have queued up (at most {@link #MAX_BATCH}) and writes the successes in one transaction
- * and the failures and retries in another, so under load many completions share a round trip and a
+ * outcomes have queued up (at most {@link #MAX_BATCH}) and writes them, successes, retries and
+ * failures alike, in one transaction, so under load many completions share a round trip and a
  * commit, and when idle a single outcome is written at once, with no artificial delay. The
  * handler's slot is freed as soon as it is queued, so the worker can claim the next task while the
  * outcome is written; at most twice the engine's handlers (at least {@link #MIN_PENDING}) may be queued.
@@ -205,11 +205,62 @@ final class OutcomeBatcher implements Runnable {
                 failures.add((PendingFailure) p);
             }
         }
-        if (!successes.isEmpty()) {
+        if (failures.isEmpty()) {
             flushSuccesses(successes);
-        }
-        if (!failures.isEmpty()) {
+        } else if (successes.isEmpty()) {
             flushFailures(failures);
+        } else {
+            flushBoth(successes, failures);
+        }
+    }
+
+    /**
+     * Successes and failures in one transaction, one commit: a queue where attempts fail and succeed
+     * in turn (every retry that then succeeds) otherwise pays two commits per batch.
+     */
+    private void flushBoth(List<PendingSuccess> successBatch, List<PendingFailure> failureBatch) {
+        List<Completions.Success> successes = new ArrayList<>(successBatch.size());
+        for (PendingSuccess p : successBatch) {
+            successes.add(p.success());
+        }
+        List<Completions.Failure> failures = new ArrayList<>(failureBatch.size());
+        for (PendingFailure p : failureBatch) {
+            failures.add(p.failure());
+        }
+        Completions.Settled settled;
+        try {
+            settled = completions.settle(successes, failures);
+        } catch (DbTasksException | IllegalStateException e) {
+            logSuccessesLost(successBatch.size(), e);
+            for (PendingFailure p : failureBatch) {
+                p.done().accept(null, e);
+            }
+            return;
+        }
+        successesWritten(successBatch, settled.succeeded());
+        failuresWritten(failureBatch, settled.failed());
+    }
+
+    private static void logSuccessesLost(int n, RuntimeException e) {
+        log.error(
+                "Could not record {} successful attempt(s); their tasks will be rescued after their leases expire",
+                n,
+                e);
+    }
+
+    private static void successesWritten(List<PendingSuccess> batch, Set<Long> recorded) {
+        for (PendingSuccess p : batch) {
+            p.done().accept(recorded.contains(p.success().task().fencingToken()));
+        }
+    }
+
+    private void failuresWritten(List<PendingFailure> batch, Map<Long, TaskStatus> written) {
+        for (PendingFailure p : batch) {
+            TaskStatus status = written.get(p.failure().task().fencingToken());
+            if (status == TaskStatus.PENDING) {
+                retried.accept(p.failure().task().queue(), p.failure().retryDelay());
+            }
+            p.done().accept(Optional.ofNullable(status), null);
         }
     }
 
@@ -222,16 +273,10 @@ final class OutcomeBatcher implements Runnable {
         try {
             recorded = completions.succeedAll(successes);
         } catch (DbTasksException | IllegalStateException e) {
-            log.error(
-                    "Could not record {} successful attempt(s); their tasks will be rescued after their leases"
-                            + " expire",
-                    batch.size(),
-                    e);
+            logSuccessesLost(batch.size(), e);
             return;
         }
-        for (PendingSuccess p : batch) {
-            p.done().accept(recorded.contains(p.success().task().fencingToken()));
-        }
+        successesWritten(batch, recorded);
     }
 
     private void flushFailures(List<PendingFailure> batch) {
@@ -248,12 +293,6 @@ final class OutcomeBatcher implements Runnable {
             }
             return;
         }
-        for (PendingFailure p : batch) {
-            TaskStatus status = written.get(p.failure().task().fencingToken());
-            if (status == TaskStatus.PENDING) {
-                retried.accept(p.failure().task().queue(), p.failure().retryDelay());
-            }
-            p.done().accept(Optional.ofNullable(status), null);
-        }
+        failuresWritten(batch, written);
     }
 }

@@ -12,6 +12,7 @@ import io.dbtasks.contract.EngineHarness;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -251,6 +252,103 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(newWorker.queries().attempts(staleId))
                 .extracting(Attempt::outcome)
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED);
+    }
+
+    /**
+     * Successes, retries and failures settled in one transaction ({@link Completions#settle}): each
+     * retry gets its own backoff and error, each FAILED its own error, and an attempt whose lease was
+     * lost (here a FAILED and a retry among several) is left out. On MariaDB the retries and the
+     * FAILED each go as one locking read and one UPDATE, not one statement per task.
+     */
+    @Test
+    void mixedBatchKeepsEachAttemptsOwnBackoffAndError() {
+        Worker oldWorker = worker("old");
+        Worker newWorker = worker("new");
+        long[] ids = new long[7];
+        Task[] claimed = new Task[7];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = enqueue(oldWorker, 3);
+            claimed[i] = claimOne(oldWorker);
+        }
+        // 0: success; 1, 2: retries in 1 h and 2 h; 3: retry whose lease was lost; 4, 5: FAILED;
+        // 6: FAILED whose lease was lost.
+        expireLease(ids[3]);
+        expireLease(ids[6]);
+        assertThat(newWorker.leases().rescueExpired()).isEqualTo(2);
+        Task lostRetry = row(newWorker, ids[3]);
+        Task lostFailure = row(newWorker, ids[6]);
+        Instant before = Instant.now();
+
+        Completions.Settled settled = oldWorker
+                .completions()
+                .settle(
+                        List.of(new Completions.Success(claimed[0], 1)),
+                        List.of(
+                                new Completions.Failure(
+                                        claimed[1],
+                                        AttemptOutcome.FAILED,
+                                        new IllegalStateException("first"),
+                                        Duration.ofHours(1),
+                                        1),
+                                new Completions.Failure(
+                                        claimed[2],
+                                        AttemptOutcome.FAILED,
+                                        new IllegalStateException("second"),
+                                        Duration.ofHours(2),
+                                        1),
+                                new Completions.Failure(
+                                        claimed[3],
+                                        AttemptOutcome.FAILED,
+                                        new IllegalStateException("late"),
+                                        Duration.ZERO,
+                                        1),
+                                new Completions.Failure(
+                                        claimed[4],
+                                        AttemptOutcome.FAILED,
+                                        new IllegalStateException("fourth"),
+                                        null,
+                                        1),
+                                new Completions.Failure(
+                                        claimed[5],
+                                        AttemptOutcome.TIMED_OUT,
+                                        new IllegalStateException("fifth"),
+                                        null,
+                                        1),
+                                new Completions.Failure(
+                                        claimed[6],
+                                        AttemptOutcome.FAILED,
+                                        new IllegalStateException("lost"),
+                                        null,
+                                        1)));
+
+        assertThat(settled.succeeded()).containsExactly(claimed[0].fencingToken());
+        assertThat(settled.failed())
+                .containsOnly(
+                        Map.entry(claimed[1].fencingToken(), TaskStatus.PENDING),
+                        Map.entry(claimed[2].fencingToken(), TaskStatus.PENDING),
+                        Map.entry(claimed[4].fencingToken(), TaskStatus.FAILED),
+                        Map.entry(claimed[5].fencingToken(), TaskStatus.FAILED));
+        assertThat(row(oldWorker, ids[0]).status()).isEqualTo(TaskStatus.SUCCEEDED);
+        Task first = row(oldWorker, ids[1]);
+        Task second = row(oldWorker, ids[2]);
+        assertThat(first.lastError()).contains("first").doesNotContain("second");
+        assertThat(second.lastError()).contains("second");
+        assertThat(first.runAt()).isBetween(before.plus(Duration.ofMinutes(59)), before.plus(Duration.ofMinutes(61)));
+        assertThat(Duration.between(first.runAt(), second.runAt()))
+                .isBetween(Duration.ofMinutes(59), Duration.ofMinutes(61));
+        assertThat(row(oldWorker, ids[4]).lastError()).contains("fourth");
+        assertThat(row(oldWorker, ids[5]).lastError()).contains("fifth");
+        assertThat(row(oldWorker, ids[4]).status()).isEqualTo(TaskStatus.FAILED);
+        assertThat(row(newWorker, ids[3])).isEqualTo(lostRetry);
+        assertThat(row(newWorker, ids[6])).isEqualTo(lostFailure);
+        for (int i : new int[] {0, 1, 2, 4, 5}) {
+            assertThat(oldWorker.queries().attempts(ids[i])).hasSize(1);
+        }
+        for (int i : new int[] {3, 6}) {
+            assertThat(newWorker.queries().attempts(ids[i]))
+                    .extracting(Attempt::outcome)
+                    .containsExactly(AttemptOutcome.LEASE_EXPIRED);
+        }
     }
 
     /**
