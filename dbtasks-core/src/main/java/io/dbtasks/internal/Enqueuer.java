@@ -539,7 +539,7 @@ public final class Enqueuer {
             if (returning) {
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
-                        return new EnqueueResult(rows.task(rs), false);
+                        return new EnqueueResult(inserted(generated(rs), r, payload), false);
                     }
                 }
                 return existing(c, key); // ON CONFLICT DO NOTHING inserted nothing
@@ -576,10 +576,18 @@ public final class Enqueuer {
                 index = bind(ps, index, requests.get(k), payloads.get(k));
             }
             if (returning) {
+                List<Generated> rows = new ArrayList<>(requests.size());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        tasks.add(rows.task(rs));
+                        rows.add(generated(rs));
                     }
+                }
+                if (rows.size() != requests.size()) {
+                    throw new SQLException("Inserted " + requests.size() + " tasks but read back " + rows.size());
+                }
+                rows.sort(java.util.Comparator.comparingLong(Generated::id));
+                for (int k = 0; k < rows.size(); k++) {
+                    tasks.add(inserted(rows.get(k), requests.get(k), payloads.get(k)));
                 }
             } else {
                 ps.executeUpdate();
@@ -639,6 +647,46 @@ public final class Enqueuer {
     }
 
     /** Binds one VALUES row from parameter {@code i} on; returns the next parameter index. */
+    /** What the database filled in of a new task row: its {@link Dialect#GENERATED_COLUMNS}. */
+    private record Generated(
+            long id, java.time.Instant runAt, java.time.Instant createdAt, java.time.Instant updatedAt) {}
+
+    private Generated generated(ResultSet rs) throws SQLException {
+        return new Generated(
+                rs.getLong(1),
+                dialect.getInstant(rs, "run_at"),
+                dialect.getInstant(rs, "created_at"),
+                dialect.getInstant(rs, "updated_at"));
+    }
+
+    /** The task just inserted for {@code r}: what the database filled in, and what {@link #bind} wrote. */
+    private Task inserted(Generated g, TaskRequest r, String payload) {
+        int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
+        return new Task(
+                g.id(),
+                queueOf(r),
+                r.kind(),
+                TaskStatus.PENDING,
+                r.priority(),
+                0,
+                maxAttempts,
+                r.idempotencyKey(),
+                r.name(),
+                r.reference(),
+                payload,
+                g.runAt(),
+                null,
+                null,
+                null,
+                false,
+                g.createdAt(),
+                g.updatedAt(),
+                null,
+                null,
+                null,
+                r.traceParent());
+    }
+
     private int bind(PreparedStatement ps, int i, TaskRequest r, String payload) throws SQLException {
         RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
         int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();

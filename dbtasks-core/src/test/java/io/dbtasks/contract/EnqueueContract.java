@@ -11,6 +11,7 @@ import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import java.sql.Connection;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -291,6 +292,54 @@ public abstract class EnqueueContract extends EngineHarness {
                 .isInstanceOf(InvalidPayloadException.class);
         assertThat(tasks.findByKey("batch-3")).isEmpty();
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(2);
+    }
+
+    /**
+     * The task an enqueue returns is built from what the database filled in (id, due time, created
+     * and updated) and what the request bound: it must equal the stored row in every field, for a
+     * single enqueue, a keyed one and a multi-row one with a different due time per row.
+     */
+    @Test
+    void enqueuedTaskIsTheStoredRowInEveryField() {
+        DbTasks tasks = producer();
+        Instant at = Instant.parse("2031-05-06T07:08:09.123456Z");
+        TaskRequest full = TaskRequest.builder(KIND)
+                .queue("reports")
+                .name("full")
+                .reference("ref-1")
+                .priority(5)
+                .maxAttempts(7)
+                .timeout(Duration.ofSeconds(42))
+                .traceParent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+                .payload(new Report("2026-11-24", 3))
+                .runAt(at)
+                .build();
+        List<Task> returned = new ArrayList<>();
+        returned.add(tasks.enqueue(full).task());
+        returned.add(tasks.enqueue(TaskRequest.builder(KIND)
+                        .idempotencyKey("stored-row")
+                        .runAfter(Duration.ofMinutes(3))
+                        .build())
+                .task());
+        List<TaskRequest> many = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            many.add(TaskRequest.builder(KIND)
+                    .name("many-" + i)
+                    .priority(i)
+                    .runAt(at.plusSeconds(i))
+                    .build());
+        }
+        tasks.enqueueAll(many).forEach(r -> returned.add(r.task()));
+
+        for (Task t : returned) {
+            assertThat(t).isEqualTo(tasks.find(t.id()).orElseThrow());
+        }
+        assertThat(returned.get(0).runAt()).isEqualTo(at);
+        assertThat(returned.get(0).queue()).isEqualTo("reports");
+        for (int i = 0; i < 5; i++) {
+            assertThat(returned.get(2 + i).name()).isEqualTo("many-" + i);
+            assertThat(returned.get(2 + i).runAt()).isEqualTo(at.plusSeconds(i));
+        }
     }
 
     @Test

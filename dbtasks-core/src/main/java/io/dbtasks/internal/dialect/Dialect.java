@@ -241,12 +241,20 @@ public interface Dialect {
     }
 
     /**
+     * The columns of a new task row that the database fills in; every other column of {@link
+     * #TASK_COLUMNS} is what the INSERT bound, or a constant. Reading back only these made a
+     * single-row INSERT on PostgreSQL 8 % faster than with every column (pgbench, one client, three
+     * alternating 5 s runs each: 4,946-5,068 against 4,567-4,659 statements/s).
+     */
+    String GENERATED_COLUMNS = "id, run_at, created_at, updated_at";
+
+    /**
      * @param insert an INSERT into the task table
      * @return the statement that runs {@code insert} and reads the inserted rows' {@link
-     *     #TASK_COLUMNS} back, or empty where the database cannot in one statement
+     *     #GENERATED_COLUMNS} back, in that order, or empty where the database cannot in one statement
      */
     default Optional<String> insertReadingBack(String insert) {
-        return insertReturning() ? Optional.of(insert + " RETURNING " + TASK_COLUMNS) : Optional.empty();
+        return insertReturning() ? Optional.of(insert + " RETURNING " + GENERATED_COLUMNS) : Optional.empty();
     }
 
     /** @return the suffix that locks the rows a SELECT reads until the transaction ends */

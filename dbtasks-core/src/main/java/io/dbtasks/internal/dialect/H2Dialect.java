@@ -112,7 +112,7 @@ public final class H2Dialect implements Dialect {
 
     @Override
     public Optional<String> insertReadingBack(String insert) {
-        return Optional.of("SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (" + insert + ")");
+        return Optional.of("SELECT " + GENERATED_COLUMNS + " FROM FINAL TABLE (" + insert + ")");
     }
 
     @Override
