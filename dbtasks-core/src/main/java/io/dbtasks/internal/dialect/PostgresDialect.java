@@ -209,9 +209,15 @@ public final class PostgresDialect implements Dialect {
         return true; // PostgreSQL
     }
 
+    /**
+     * Names the key index with its predicate, so that it infers both the partial unique index of
+     * migration V12 and the whole-column constraint before it (PostgreSQL infers any unique index on
+     * the column whose predicate the clause's implies, partial or not): an instance of this version
+     * runs against either schema.
+     */
     @Override
     public String onKeyConflictDoNothing() {
-        return " ON CONFLICT (idempotency_key) DO NOTHING";
+        return " ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
     }
 
     @Override
