@@ -109,34 +109,6 @@ final class Completions {
                 : jdbc.inTransaction(what, c -> succeedAll(c, batch));
     }
 
-    /**
-     * What {@link #settle} wrote.
-     *
-     * @param succeeded the fencing tokens of the successes recorded
-     * @param failed the status written for each failure recorded, by fencing token
-     */
-    record Settled(Set<Long> succeeded, Map<Long, TaskStatus> failed) {}
-
-    /**
-     * Records successes and failures in one transaction, so a batch of both costs one commit instead
-     * of two: {@link #succeedAll(List)} then {@link #settleFailures(List)}, with their guards. Row
-     * locks are taken in two groups (the successes', then the failures'), not in one id order; no
-     * other writer waits on two task rows at once (heartbeats and operator requests each change one
-     * row per statement and commit; claims and rescue skip locked rows), so no lock cycle can form.
-     *
-     * @param successes the successful attempts, possibly empty
-     * @param failures the failed attempts, possibly empty
-     * @return what was written; an attempt whose lease was lost is in neither
-     * @throws io.dbtasks.DbTasksException if the transaction could not be written; nothing of it is
-     */
-    Settled settle(List<Success> successes, List<Failure> failures) {
-        return jdbc.inTransaction(
-                "Record " + successes.size() + " successful and " + failures.size() + " failed attempt(s)",
-                c -> new Settled(
-                        successes.isEmpty() ? Set.of() : succeedAll(c, successes),
-                        failures.isEmpty() ? Map.of() : settleFailures(c, failures)));
-    }
-
     /** {@link #succeedAll(List)} on the caller's open transaction {@code c}, without committing. */
     private Set<Long> succeedAll(Connection c, List<Success> batch) throws SQLException {
         Optional<String> oneStatement = dialect.completeBatchSql();

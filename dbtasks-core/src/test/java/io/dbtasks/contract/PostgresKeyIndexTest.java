@@ -23,7 +23,7 @@ class PostgresKeyIndexTest extends EngineHarness {
     }
 
     @Test
-    void keylessTasksTakeNoEntryInTheKeyIndex() {
+    void keyIndexIsPartialAndKeyedEnqueuesStillFindDuplicates() {
         DbTasks tasks = producer();
         assertThat(
                         count(
@@ -50,7 +50,8 @@ class PostgresKeyIndexTest extends EngineHarness {
         try (Connection c = database().dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
-                // The schema before V12, in this transaction only (rolled back below).
+                // The schema before V12, in this transaction only (rolled back below). It locks the task
+                // table until then; no other test runs meanwhile (the suite is not parallel).
                 s.execute("DROP INDEX dbtasks_task_key_idx");
                 s.execute("ALTER TABLE dbtasks_task ADD CONSTRAINT dbtasks_task_key_unique UNIQUE (idempotency_key)");
             }

@@ -255,10 +255,10 @@ public abstract class LeaseFencingContract extends EngineHarness {
     }
 
     /**
-     * Successes, retries and failures settled in one transaction ({@link Completions#settle}): each
-     * retry gets its own backoff and error, each FAILED its own error, and an attempt whose lease was
-     * lost (here a FAILED and a retry among several) is left out. On MariaDB the retries and the
-     * FAILED each go as one locking read and one UPDATE, not one statement per task.
+     * A batch of retries and failures beside a success: each retry gets its own backoff and error,
+     * each FAILED its own error, and an attempt whose lease was lost (here a FAILED and a retry among
+     * several) is left out. On MariaDB the retries and the FAILED each go as one locking read and
+     * one UPDATE, not one statement per task.
      */
     @Test
     void mixedBatchKeepsEachAttemptsOwnBackoffAndError() {
@@ -279,50 +279,33 @@ public abstract class LeaseFencingContract extends EngineHarness {
         Task lostFailure = row(newWorker, ids[6]);
         Instant before = Instant.now();
 
-        Completions.Settled settled = oldWorker
+        Set<Long> succeeded = oldWorker.completions().succeedAll(List.of(new Completions.Success(claimed[0], 1)));
+        Map<Long, TaskStatus> failed = oldWorker
                 .completions()
-                .settle(
-                        List.of(new Completions.Success(claimed[0], 1)),
-                        List.of(
-                                new Completions.Failure(
-                                        claimed[1],
-                                        AttemptOutcome.FAILED,
-                                        new IllegalStateException("first"),
-                                        Duration.ofHours(1),
-                                        1),
-                                new Completions.Failure(
-                                        claimed[2],
-                                        AttemptOutcome.FAILED,
-                                        new IllegalStateException("second"),
-                                        Duration.ofHours(2),
-                                        1),
-                                new Completions.Failure(
-                                        claimed[3],
-                                        AttemptOutcome.FAILED,
-                                        new IllegalStateException("late"),
-                                        Duration.ZERO,
-                                        1),
-                                new Completions.Failure(
-                                        claimed[4],
-                                        AttemptOutcome.FAILED,
-                                        new IllegalStateException("fourth"),
-                                        null,
-                                        1),
-                                new Completions.Failure(
-                                        claimed[5],
-                                        AttemptOutcome.TIMED_OUT,
-                                        new IllegalStateException("fifth"),
-                                        null,
-                                        1),
-                                new Completions.Failure(
-                                        claimed[6],
-                                        AttemptOutcome.FAILED,
-                                        new IllegalStateException("lost"),
-                                        null,
-                                        1)));
+                .settleFailures(List.of(
+                        new Completions.Failure(
+                                claimed[1],
+                                AttemptOutcome.FAILED,
+                                new IllegalStateException("first"),
+                                Duration.ofHours(1),
+                                1),
+                        new Completions.Failure(
+                                claimed[2],
+                                AttemptOutcome.FAILED,
+                                new IllegalStateException("second"),
+                                Duration.ofHours(2),
+                                1),
+                        new Completions.Failure(
+                                claimed[3], AttemptOutcome.FAILED, new IllegalStateException("late"), Duration.ZERO, 1),
+                        new Completions.Failure(
+                                claimed[4], AttemptOutcome.FAILED, new IllegalStateException("fourth"), null, 1),
+                        new Completions.Failure(
+                                claimed[5], AttemptOutcome.TIMED_OUT, new IllegalStateException("fifth"), null, 1),
+                        new Completions.Failure(
+                                claimed[6], AttemptOutcome.FAILED, new IllegalStateException("lost"), null, 1)));
 
-        assertThat(settled.succeeded()).containsExactly(claimed[0].fencingToken());
-        assertThat(settled.failed())
+        assertThat(succeeded).containsExactly(claimed[0].fencingToken());
+        assertThat(failed)
                 .containsOnly(
                         Map.entry(claimed[1].fencingToken(), TaskStatus.PENDING),
                         Map.entry(claimed[2].fencingToken(), TaskStatus.PENDING),

@@ -12,8 +12,10 @@
 -- (idempotency_key), which a partial index does not match, so once this has run their keyed
 -- enqueues fail (42P10). Upgrade every instance first with migrate(false) (its enqueues name the
 -- predicate and match both indexes), then migrate; or stop the old instances before migrating.
--- Building the index locks the task table against writes while it runs; on a large table, create
--- it CONCURRENTLY beforehand under this name, and this migration then only drops the constraint.
-CREATE UNIQUE INDEX IF NOT EXISTS dbtasks_task_key_idx ON dbtasks_task (idempotency_key)
-    WHERE idempotency_key IS NOT NULL;
+--
+-- The constraint is dropped first: that takes the table's strongest lock at once, so a claim or a
+-- rescue of a running instance that already holds a row lock is waited for before the index is
+-- built, instead of waiting behind the build's lock while the migration waits for it. Readers and
+-- writers then wait for the build; the key stays unique throughout, as no one else can write.
 ALTER TABLE dbtasks_task DROP CONSTRAINT dbtasks_task_key_unique;
+CREATE UNIQUE INDEX dbtasks_task_key_idx ON dbtasks_task (idempotency_key) WHERE idempotency_key IS NOT NULL;
