@@ -205,36 +205,11 @@ final class OutcomeBatcher implements Runnable {
                 failures.add((PendingFailure) p);
             }
         }
-        // Two transactions, not one: a rollback of either (a lock conflict, an error) cannot take the
-        // other's attempts with it. One transaction for both measured no faster on PostgreSQL.
         if (!successes.isEmpty()) {
             flushSuccesses(successes);
         }
         if (!failures.isEmpty()) {
             flushFailures(failures);
-        }
-    }
-
-    private static void logSuccessesLost(int n, RuntimeException e) {
-        log.error(
-                "Could not record {} successful attempt(s); their tasks will be rescued after their leases expire",
-                n,
-                e);
-    }
-
-    private static void successesWritten(List<PendingSuccess> batch, Set<Long> recorded) {
-        for (PendingSuccess p : batch) {
-            p.done().accept(recorded.contains(p.success().task().fencingToken()));
-        }
-    }
-
-    private void failuresWritten(List<PendingFailure> batch, Map<Long, TaskStatus> written) {
-        for (PendingFailure p : batch) {
-            TaskStatus status = written.get(p.failure().task().fencingToken());
-            if (status == TaskStatus.PENDING) {
-                retried.accept(p.failure().task().queue(), p.failure().retryDelay());
-            }
-            p.done().accept(Optional.ofNullable(status), null);
         }
     }
 
@@ -247,10 +222,16 @@ final class OutcomeBatcher implements Runnable {
         try {
             recorded = completions.succeedAll(successes);
         } catch (DbTasksException | IllegalStateException e) {
-            logSuccessesLost(batch.size(), e);
+            log.error(
+                    "Could not record {} successful attempt(s); their tasks will be rescued after their leases"
+                            + " expire",
+                    batch.size(),
+                    e);
             return;
         }
-        successesWritten(batch, recorded);
+        for (PendingSuccess p : batch) {
+            p.done().accept(recorded.contains(p.success().task().fencingToken()));
+        }
     }
 
     private void flushFailures(List<PendingFailure> batch) {
@@ -267,6 +248,12 @@ final class OutcomeBatcher implements Runnable {
             }
             return;
         }
-        failuresWritten(batch, written);
+        for (PendingFailure p : batch) {
+            TaskStatus status = written.get(p.failure().task().fencingToken());
+            if (status == TaskStatus.PENDING) {
+                retried.accept(p.failure().task().queue(), p.failure().retryDelay());
+            }
+            p.done().accept(Optional.ofNullable(status), null);
+        }
     }
 }
