@@ -20,13 +20,13 @@ from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 RATIO_IN_CONFIG = re.compile(r"x ([A-Za-z][\w=\-]*(?: [\w=\-]+)?) (\d+(?:\.\d+)?)")
-MAX_RATE = re.compile(r"of max \d+/s = \d+/s")
+MAX_RATE = re.compile(r"of (sustained )?max \d+/s = \d+/s")
 JAVA = re.compile(r" \(Java [^)]*\)")
 
 
 def key_of(config):
     base = config.split(":", 1)[0]
-    base = MAX_RATE.sub("of max", base)
+    base = MAX_RATE.sub(r"of \1max", base)
     return JAVA.sub("", base).strip()
 
 

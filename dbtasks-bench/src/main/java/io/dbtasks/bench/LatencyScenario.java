@@ -23,18 +23,37 @@ import java.util.concurrent.locks.LockSupport;
  * its own {@code nanoTime()} against it. Producer and engine share the JVM, so the clock is the
  * same, and the engine's local wake-up on enqueue is part of what is measured.
  *
+ * <p>Each step starts a new engine and enqueues for {@value #WARMUP_SECONDS} s before the measured
+ * window of {@code --latency-seconds}: tasks stamped in that first part are the step's start-up row
+ * (a new pool's connections are new server backends, whose first statements parse and plan cold,
+ * and a table emptied before the step is planned as empty until its statistics check runs), the rest
+ * its steady-state row. Both are reported; the targets read the steady-state one.
+ *
  * <p>First into an idle queue: one producer, one {@code enqueue} per task at the configured rate.
- * Then at load: for each fraction in {@link Workload#latencyLoads()}, the no-op burn-down's rate at
- * the same worker count is measured (once, just before) and tasks are enqueued at that fraction of
- * it, by {@value #LOAD_PRODUCERS} producer threads, each every {@value #TICK_MILLIS} ms storing with
- * {@code enqueueAll} what has fallen due since its last batch (so one slow commit is caught up by the
- * next batch instead of lowering the rate), every task of a batch stamped with the time before the
- * call.
+ * Then at load, for each fraction in {@link Workload#latencyLoads()}, against two maxima measured
+ * (once, just before) at the same worker count:
+ *
+ * <ul>
+ *   <li>the no-op burn-down's rate: run only, the queue filled beforehand;
+ *   <li>the sustained rate: {@value #LOAD_PRODUCERS} producers enqueue batches of {@value
+ *       #SUSTAINED_BATCH} as fast as they can while the engine runs, for {@code --latency-seconds};
+ *       the tasks run in that window over its length. Enqueuing and running share the machine, so
+ *       this is the most the system holds with tasks arriving, and at most the burn-down's rate.
+ * </ul>
+ *
+ * <p>At load, tasks are enqueued by {@value #LOAD_PRODUCERS} producer threads, each every {@value
+ * #TICK_MILLIS} ms storing with {@code enqueueAll} what has fallen due since its last batch (so one
+ * slow commit is caught up by the next batch instead of lowering the rate), every task of a batch
+ * stamped with the time before the call.
  */
 final class LatencyScenario implements Scenario {
     private static final String KIND = "bench.stamped";
     static final int LOAD_PRODUCERS = 2;
     static final long TICK_MILLIS = 10;
+    /** Seconds each step enqueues before its measured window; see the class comment. */
+    static final int WARMUP_SECONDS = 2;
+    /** Tasks per {@code enqueueAll} while the sustained maximum is measured. */
+    static final int SUSTAINED_BATCH = 100;
 
     /**
      * The payload: when the task was enqueued.
@@ -52,12 +71,13 @@ final class LatencyScenario implements Scenario {
     public List<Result> run(BenchRun run) throws Exception {
         BenchConfig c = run.config();
         List<Result> results = new ArrayList<>();
-        results.add(measure(
+        results.addAll(measure(
                 run,
                 c.latencyRate(),
                 1,
                 c.latencyRate() + "/s for " + c.latencySeconds() + " s, W=" + c.fixedWorkers()));
         double best = -1;
+        double sustained = -1;
         for (double load : c.workload().latencyLoads()) {
             if (load <= 0) {
                 continue;
@@ -72,40 +92,65 @@ final class LatencyScenario implements Scenario {
                         "latency: no-op burn-down at W=%d: %.0f tasks/s, the maximum the loads are fractions of",
                         c.fixedWorkers(),
                         best));
+                sustained = sustained(run);
+                Log.line(String.format(
+                        Locale.ROOT,
+                        "latency: enqueued and run at once, W=%d, %d producers: %.0f tasks/s held (%.2f of the"
+                                + " burn-down), the sustained maximum",
+                        c.fixedWorkers(),
+                        LOAD_PRODUCERS,
+                        sustained,
+                        sustained / best));
             }
-            int rate = (int) Math.max(1, Math.round(load * best));
-            results.add(measure(
-                    run,
-                    rate,
-                    LOAD_PRODUCERS,
-                    String.format(
-                            Locale.ROOT,
-                            "load %.2f of max %.0f/s = %d/s for %d s, W=%d, %d producers",
-                            load,
-                            best,
-                            rate,
-                            c.latencySeconds(),
-                            c.fixedWorkers(),
-                            LOAD_PRODUCERS)));
+            for (boolean ofSustained : new boolean[] {false, true}) {
+                double max = ofSustained ? sustained : best;
+                int rate = (int) Math.max(1, Math.round(load * max));
+                results.addAll(measure(
+                        run,
+                        rate,
+                        LOAD_PRODUCERS,
+                        String.format(
+                                Locale.ROOT,
+                                "load %.2f of %smax %.0f/s = %d/s for %d s, W=%d, %d producers",
+                                load,
+                                ofSustained ? "sustained " : "",
+                                max,
+                                rate,
+                                c.latencySeconds(),
+                                c.fixedWorkers(),
+                                LOAD_PRODUCERS)));
+            }
         }
         return results;
     }
 
-    private Result measure(BenchRun run, int rate, int producers, String label) throws Exception {
+    /**
+     * Enqueues at {@code rate} for {@value #WARMUP_SECONDS} s and then for the measured window, into
+     * a new engine.
+     *
+     * @return the steady-state row (tasks stamped in the measured window), then the start-up row
+     */
+    private List<Result> measure(BenchRun run, int rate, int producers, String label) throws Exception {
         BenchConfig c = run.config();
+        int warmupTasks = rate * WARMUP_SECONDS;
         int tasks = rate * c.latencySeconds();
+        long[] warmup = new long[warmupTasks];
         long[] latencies = new long[tasks];
+        AtomicInteger warmupRecorded = new AtomicInteger();
         AtomicInteger recorded = new AtomicInteger();
-        CountDownLatch done = new CountDownLatch(tasks);
+        AtomicLong measuredFrom = new AtomicLong(Long.MAX_VALUE);
+        CountDownLatch done = new CountDownLatch(warmupTasks + tasks);
         run.tasks().reset();
         double seconds;
         try (HikariDataSource ds = run.pool("bench-latency", Engines.poolSize(c.fixedWorkers()) + producers)) {
             DbTasks engine = Engines.builder(ds, c.claimBatch(), c.pollInterval(), c.fixedWorkers())
                     .handler(KIND, Stamp.class, (context, stamp) -> {
                         long latency = System.nanoTime() - stamp.enqueuedNanos();
-                        int i = recorded.getAndIncrement();
-                        if (i < latencies.length) {
-                            latencies[i] = latency;
+                        boolean warm = stamp.enqueuedNanos() < measuredFrom.get();
+                        int i = (warm ? warmupRecorded : recorded).getAndIncrement();
+                        long[] into = warm ? warmup : latencies;
+                        if (i < into.length) {
+                            into[i] = latency;
                         }
                         done.countDown();
                     })
@@ -114,32 +159,57 @@ final class LatencyScenario implements Scenario {
             try {
                 Thread.sleep(500); // let the claim loop reach its idle poll: the system is idle
                 long start = System.nanoTime();
+                measuredFrom.set(start + TimeUnit.SECONDS.toNanos(WARMUP_SECONDS));
                 if (producers == 1) {
-                    produceOneByOne(engine, rate, tasks, start);
+                    produceOneByOne(engine, rate, warmupTasks + tasks, start);
                 } else {
-                    produceInBatches(engine, rate, tasks, producers, start);
+                    produceInBatches(engine, rate, warmupTasks + tasks, producers, start);
                 }
                 long enqueued = System.nanoTime();
                 if (!done.await(60, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("latency: " + done.getCount() + " task(s) not run within 60 s");
                 }
-                seconds = (System.nanoTime() - start) / 1e9;
-                double behind = (enqueued - start) / 1e9 - c.latencySeconds();
+                seconds = (System.nanoTime() - measuredFrom.get()) / 1e9;
+                double behind = (enqueued - start) / 1e9 - WARMUP_SECONDS - c.latencySeconds();
                 if (behind > 0.1 * c.latencySeconds()) {
                     Log.line(String.format(
                             Locale.ROOT,
                             "latency: the producers took %.1f s longer than the %d s planned; the rate was not held",
                             behind,
-                            c.latencySeconds()));
+                            WARMUP_SECONDS + c.latencySeconds()));
                 }
             } finally {
                 engine.stop(Duration.ofSeconds(10));
             }
         }
-        double[] millis =
-                Arrays.stream(latencies).mapToDouble(n -> n / 1e6).sorted().toArray();
+        if (warmupRecorded.get() != warmupTasks || recorded.get() != tasks) {
+            // A batch stamped just before the window opened is a warm-up batch; the split moves by one
+            // batch at most, so the row sizes are those counts rather than the planned ones.
+            Log.line(String.format(
+                    Locale.ROOT,
+                    "latency: %d start-up and %d measured tasks (planned %d and %d)",
+                    warmupRecorded.get(),
+                    recorded.get(),
+                    warmupTasks,
+                    tasks));
+        }
+        double[] millis = sortedMillis(latencies, recorded.get());
         run.addLatencySamples(millis);
-        Result r = Result.plain(name(), run.db(), label, tasks, seconds, Result.Percentiles.of(millis));
+        Result steady = row(run, label, millis, seconds);
+        double[] startMillis = sortedMillis(warmup, warmupRecorded.get());
+        Result startUp = row(run, label + ", first " + WARMUP_SECONDS + " s (start-up)", startMillis, WARMUP_SECONDS);
+        return List.of(steady, startUp);
+    }
+
+    private static double[] sortedMillis(long[] nanos, int recorded) {
+        return Arrays.stream(nanos, 0, Math.min(nanos.length, recorded))
+                .mapToDouble(n -> n / 1e6)
+                .sorted()
+                .toArray();
+    }
+
+    private Result row(BenchRun run, String label, double[] millis, double seconds) {
+        Result r = Result.plain(name(), run.db(), label, millis.length, seconds, Result.Percentiles.of(millis));
         Log.result(r);
         Log.line(String.format(
                 Locale.ROOT,
@@ -151,6 +221,66 @@ final class LatencyScenario implements Scenario {
                 r.latency().p99(),
                 r.latency().max()));
         return r;
+    }
+
+    /**
+     * The sustained maximum: {@value #LOAD_PRODUCERS} producers enqueue batches of {@value
+     * #SUSTAINED_BATCH} as fast as they can into a new engine; after {@value #WARMUP_SECONDS} s, the
+     * tasks whose handler runs within the next {@code --latency-seconds} are counted.
+     *
+     * @return tasks per second run in that window
+     */
+    private static double sustained(BenchRun run) throws Exception {
+        BenchConfig c = run.config();
+        AtomicLong from = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong until = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong ran = new AtomicLong();
+        run.tasks().reset();
+        try (HikariDataSource ds =
+                run.pool("bench-latency-sustained", Engines.poolSize(c.fixedWorkers()) + LOAD_PRODUCERS)) {
+            DbTasks engine = Engines.builder(ds, c.claimBatch(), c.pollInterval(), c.fixedWorkers())
+                    .handler(KIND, Stamp.class, (context, stamp) -> {
+                        long now = System.nanoTime();
+                        if (now >= from.get() && now < until.get()) {
+                            ran.incrementAndGet();
+                        }
+                    })
+                    .build();
+            engine.start();
+            ExecutorService pool = Executors.newFixedThreadPool(LOAD_PRODUCERS);
+            try {
+                Thread.sleep(500);
+                long start = System.nanoTime();
+                from.set(start + TimeUnit.SECONDS.toNanos(WARMUP_SECONDS));
+                until.set(from.get() + TimeUnit.SECONDS.toNanos(c.latencySeconds()));
+                List<Future<?>> futures = new ArrayList<>();
+                for (int p = 0; p < LOAD_PRODUCERS; p++) {
+                    futures.add(pool.submit(() -> {
+                        while (System.nanoTime() < until.get()) {
+                            long now = System.nanoTime();
+                            List<TaskRequest> batch = new ArrayList<>(SUSTAINED_BATCH);
+                            for (int i = 0; i < SUSTAINED_BATCH; i++) {
+                                batch.add(stamped(now));
+                            }
+                            engine.enqueueAll(batch);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : futures) {
+                    f.get();
+                }
+                long left = until.get() - System.nanoTime();
+                if (left > 0) {
+                    TimeUnit.NANOSECONDS.sleep(left);
+                }
+            } finally {
+                pool.shutdownNow();
+                engine.stop(Duration.ofSeconds(10));
+            }
+        }
+        run.tasks().reset();
+        return ran.get() / (double) c.latencySeconds();
     }
 
     /** One {@code enqueue} per task, each at its due time. */
