@@ -5,9 +5,9 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -158,11 +158,15 @@ final class EnqueueSignals {
                     if (closed) {
                         throw new RejectedExecutionException("closed");
                     }
-                    t = Executors.newSingleThreadScheduledExecutor(r -> {
+                    ScheduledThreadPoolExecutor created = new ScheduledThreadPoolExecutor(1, r -> {
                         Thread thread = new Thread(r, "dbtasks-enqueue-signal");
                         thread.setDaemon(true);
                         return thread;
                     });
+                    // On shutdown, delayed signals are dropped (close sends them itself); one being
+                    // sent is left to finish, not interrupted halfway through its statement.
+                    created.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+                    t = created;
                     timer = t;
                 }
             }
@@ -170,7 +174,15 @@ final class EnqueueSignals {
         return t;
     }
 
-    /** Sends the trailing signals still due (waiting up to {@code timeoutMillis}) and stops the timer. */
+    /**
+     * Stops the timer and sends every trailing signal still scheduled at once, on the calling
+     * thread, instead of at its due time: a closing engine may be gone (its pool closed, its JVM
+     * ended) by then, and the tasks it announces are committed already. A signal the timer is sending
+     * at that moment is waited for, up to {@code timeoutMillis}, and not sent twice. Enqueues after
+     * this call signal only in their own transaction.
+     *
+     * @param timeoutMillis how long to wait for a signal the timer is sending, in milliseconds
+     */
     void close(long timeoutMillis) {
         ScheduledExecutorService t;
         synchronized (this) {
@@ -180,11 +192,16 @@ final class EnqueueSignals {
         if (t == null) {
             return;
         }
-        t.shutdown(); // delayed signals already scheduled still run
+        t.shutdown(); // drops the delayed signals (they are sent below) and lets a running one finish
         try {
             t.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        queues.forEach((queue, s) -> {
+            if (s.trailing.get()) { // still set: its timer task never ran (one that runs clears it first)
+                sendTrailing(queue, s);
+            }
+        });
     }
 }

@@ -88,6 +88,34 @@ class PostgresNotifyTest extends EngineHarness {
     }
 
     @Test
+    void closingAProducerSendsItsTrailingSignalAtOnceRatherThanAtItsDueTime() throws Exception {
+        CountDownLatch first = new CountDownLatch(1);
+        CountDownLatch second = new CountDownLatch(2);
+        DbTasks worker = engine(b -> b.pollInterval(Duration.ofMinutes(5))
+                .queue("notify-close", 1)
+                .handler("notify.close", Void.class, (ctx, p) -> {
+                    first.countDown();
+                    second.countDown();
+                }));
+        worker.start();
+        Thread.sleep(500); // the worker's first claim found nothing; it now sleeps for its 5-minute poll
+        DbTasks producer = engine(b -> b.workers(false).enqueueSignalInterval(Duration.ofSeconds(60)));
+        TaskRequest request =
+                TaskRequest.builder("notify.close").queue("notify-close").build();
+        producer.enqueue(request); // the queue's first signal: sent in the enqueue's transaction
+        assertThat(first.await(10, TimeUnit.SECONDS)).as("the first task ran").isTrue();
+        Thread.sleep(500); // its claim loop found the queue empty again and sleeps
+        producer.enqueue(request); // within the 60 s interval: announced by a trailing signal, due in 60 s
+        assertThat(second.await(1, TimeUnit.SECONDS))
+                .as("the second task waits for its signal (the worker sleeps for 5 minutes)")
+                .isFalse();
+        producer.close();
+        assertThat(second.await(10, TimeUnit.SECONDS))
+                .as("close sent the trailing signal it still owed, instead of leaving it to a timer 60 s away")
+                .isTrue();
+    }
+
+    @Test
     void notificationOfARolledBackEnqueueWakesNobodyAndStoresNothing() throws Exception {
         DbTasks producer = engine(b -> b.workers(false));
         try (var c = database().dataSource().getConnection()) {
