@@ -21,13 +21,13 @@ import java.util.function.IntConsumer;
 
 /**
  * Enqueue: after an untimed warm-up on each side, N tasks stored through the public API on a
- * producer-only engine, one {@code enqueue}
- * (one transaction) per task from one client thread, then {@code enqueueAll} in batches of 100 and
- * of 1000 (one transaction per batch); then single enqueue from {@link Workload#enqueueThreads()}
- * threads at once. Beside them, in the same run, db-scheduler's single {@code
- * SchedulerClient.schedule(instance, time)} from one thread and from as many threads, on its own
- * table; each single-enqueue row of dbtasks gives its ratio to db-scheduler's with the same number
- * of threads.
+ * producer-only engine, one {@code enqueue} (one transaction) per task from one client thread, then
+ * {@code enqueueAll} in batches of 100 and of 1000 (one transaction per batch); then single enqueue
+ * from {@link Workload#enqueueThreads()} threads at once. Beside them, in the same run, db-scheduler's
+ * single {@code SchedulerClient.schedule(instance, time)} from one thread and from as many threads,
+ * on its own table; each single-enqueue row of dbtasks gives its ratio to db-scheduler's with the
+ * same number of threads. The single enqueues of the two alternate in {@value #ROUNDS} rounds per
+ * side, so neither side is always measured first, on a fresher database.
  */
 final class EnqueueScenario implements Scenario {
     static final List<Integer> BATCHES = List.of(1, 100, 1000);
@@ -37,6 +37,9 @@ final class EnqueueScenario implements Scenario {
         return "enqueue";
     }
 
+    /** Single enqueues alternate between dbtasks and db-scheduler in this many rounds per side. */
+    static final int ROUNDS = 5;
+
     @Override
     public List<Result> run(BenchRun run) throws Exception {
         int tasks = run.config().enqueueTasks();
@@ -44,69 +47,103 @@ final class EnqueueScenario implements Scenario {
         TaskRequest request =
                 TaskRequest.builder(TaskTable.KIND).queue(TaskTable.QUEUE).build();
         List<Result> results = new ArrayList<>();
-        double single;
-        double concurrent;
-        try (HikariDataSource ds = run.pool("bench-enqueue", threads + 2)) {
+        DbSchedulerPeer.createTable(run.admin(), run.db());
+        OneTimeTask<Void> task = Tasks.oneTime("bench-enqueue").execute((instance, context) -> {});
+        try (HikariDataSource ds = run.pool("bench-enqueue", threads + 2);
+                HikariDataSource peerDs = run.pool("bench-db-scheduler-client", threads + 2)) {
             DbTasks producer = DbTasks.builder(ds).migrate(false).workers(false).build();
-            // Untimed warm-up, as db-scheduler's client gets below: the first single enqueues of a cold
-            // JVM ran at 0.67 of the warm rate (2,502 against 3,727/s in one JVM, 3,000 each).
+            SchedulerClient client =
+                    SchedulerClient.Builder.create(peerDs, task).build();
+            // Untimed warm-up of each side: the first single enqueues of a cold JVM ran at 0.67 of the
+            // warm rate (2,502 against 3,727/s in one JVM, 3,000 each).
             for (int i = 0; i < warmup(tasks); i++) {
                 producer.enqueue(request);
+                client.schedule(task.instance("warmup-" + i), Instant.now());
             }
-            single = 0;
-            for (int batch : BATCHES) {
+            run.tasks().reset();
+            deleteScheduled(peerDs);
+            double[] single = alternate(
+                    run,
+                    tasks,
+                    1,
+                    i -> producer.enqueue(request),
+                    i -> client.schedule(task.instance("s-" + i), Instant.now()),
+                    peerDs);
+            for (int batch : BATCHES.subList(1, BATCHES.size())) {
                 run.tasks().reset();
                 List<TaskRequest> requests = Collections.nCopies(batch, request);
                 int rounds = Math.max(1, tasks / batch);
                 long start = System.nanoTime();
                 for (int i = 0; i < rounds; i++) {
-                    if (batch == 1) {
-                        producer.enqueue(request);
-                    } else {
-                        producer.enqueueAll(requests);
-                    }
+                    producer.enqueueAll(requests);
                 }
                 double seconds = (System.nanoTime() - start) / 1e9;
                 long stored = run.tasks().open();
                 if (stored != (long) rounds * batch) {
                     throw new IllegalStateException("enqueued " + rounds * batch + " tasks but " + stored + " stored");
                 }
-                Result r =
-                        Result.plain(name(), run.db(), batch == 1 ? "single" : "batch=" + batch, stored, seconds, null);
+                Result r = Result.plain(name(), run.db(), "batch=" + batch, stored, seconds, null);
                 Log.result(r);
-                if (batch == 1) {
-                    single = r.tasksPerSecond();
-                    results.add(null); // replaced below, once db-scheduler's figure is known
-                } else {
-                    results.add(r);
-                }
+                results.add(r);
             }
             run.tasks().reset();
-            double seconds = timeThreads(threads, tasks, i -> producer.enqueue(request));
-            long stored = run.tasks().open();
-            if (stored != tasks) {
-                throw new IllegalStateException(
-                        "enqueued " + tasks + " tasks from " + threads + " threads but " + stored + " stored");
-            }
-            concurrent = tasks / seconds;
-            producer.close();
-        }
-        run.tasks().reset();
-        double[] peer = dbScheduler(run, tasks, threads);
-        results.set(BATCHES.indexOf(1), row(run, "single", tasks, tasks / single, peer[0]));
-        results.add(row(run, "single, " + threads + " threads", tasks, tasks / concurrent, peer[1]));
-        for (int t = 0; t < 2; t++) {
-            Result r = Result.plain(
-                    name(),
-                    run.db(),
-                    "db-scheduler schedule, " + (t == 0 ? 1 : threads) + " thread" + (t == 0 ? "" : "s"),
+            deleteScheduled(peerDs);
+            double[] concurrent = alternate(
+                    run,
                     tasks,
-                    tasks / peer[t],
-                    null);
-            Log.result(r);
-            results.add(r);
+                    threads,
+                    i -> producer.enqueue(request),
+                    i -> client.schedule(task.instance("t-" + i), Instant.now()),
+                    peerDs);
+            producer.close();
+            deleteScheduled(peerDs);
+            run.tasks().reset();
+            results.add(0, row(run, "single", tasks, single[0], tasks / single[1]));
+            results.add(row(run, "single, " + threads + " threads", tasks, concurrent[0], tasks / concurrent[1]));
+            for (int t = 0; t < 2; t++) {
+                double seconds = t == 0 ? single[1] : concurrent[1];
+                Result r = Result.plain(
+                        name(),
+                        run.db(),
+                        "db-scheduler schedule, " + (t == 0 ? 1 : threads) + " thread" + (t == 0 ? "" : "s"),
+                        tasks,
+                        seconds,
+                        null);
+                Log.result(r);
+                results.add(r);
+            }
         }
         return results;
+    }
+
+    /**
+     * Enqueues {@code tasks} on each side from {@code threads} threads, in {@value #ROUNDS} rounds
+     * that alternate between the sides (dbtasks first in odd rounds, db-scheduler first in even
+     * ones), so a drift of the machine or the database over the run (a checkpoint, autovacuum, the
+     * WAL of the rounds before) falls on both alike; then checks that every task is stored.
+     *
+     * @return the seconds dbtasks took in all, then the seconds db-scheduler took
+     */
+    private static double[] alternate(
+            BenchRun run, int tasks, int threads, IntConsumer ours, IntConsumer theirs, HikariDataSource peerDs)
+            throws Exception {
+        double[] seconds = new double[2];
+        for (int round = 0; round < ROUNDS; round++) {
+            int from = (int) ((long) tasks * round / ROUNDS);
+            int to = (int) ((long) tasks * (round + 1) / ROUNDS);
+            for (int k = 0; k < 2; k++) {
+                int side = (round + k) % 2;
+                IntConsumer call = side == 0 ? ours : theirs;
+                seconds[side] += timeThreads(threads, to - from, i -> call.accept(from + i));
+            }
+        }
+        long stored = run.tasks().open();
+        long scheduled = countScheduled(peerDs);
+        if (stored != tasks || scheduled != tasks) {
+            throw new IllegalStateException("enqueued " + tasks + " tasks on each side from " + threads
+                    + " thread(s), but dbtasks stored " + stored + " and db-scheduler " + scheduled);
+        }
+        return seconds;
     }
 
     /** @return how many untimed single enqueues (or schedules) warm the JVM up before the clock */
@@ -119,36 +156,6 @@ final class EnqueueScenario implements Scenario {
         Result r = Result.plain(name(), run.db(), config, tasks, seconds, null);
         Log.line(String.format(Locale.ROOT, "enqueue %s %s", run.db().id(), config));
         return r;
-    }
-
-    /**
-     * @return db-scheduler's single-schedule rates (tasks/s) from one thread and from {@code
-     *     threads} threads
-     */
-    private static double[] dbScheduler(BenchRun run, int tasks, int threads) throws Exception {
-        DbSchedulerPeer.createTable(run.admin(), run.db());
-        OneTimeTask<Void> task = Tasks.oneTime("bench-enqueue").execute((instance, context) -> {});
-        double[] rates = new double[2];
-        try (HikariDataSource ds = run.pool("bench-db-scheduler-client", threads + 2)) {
-            SchedulerClient client = SchedulerClient.Builder.create(ds, task).build();
-            for (int i = 0; i < warmup(tasks); i++) {
-                client.schedule(task.instance("warmup-" + i), Instant.now());
-            }
-            for (int t = 0; t < 2; t++) {
-                int n = t == 0 ? 1 : threads;
-                String prefix = "e" + t + "-";
-                deleteScheduled(ds);
-                double seconds = timeThreads(n, tasks, i -> client.schedule(task.instance(prefix + i), Instant.now()));
-                long stored = countScheduled(ds);
-                if (stored != tasks) {
-                    throw new IllegalStateException(
-                            "db-scheduler scheduled " + tasks + " tasks but " + stored + " are stored");
-                }
-                rates[t] = tasks / seconds;
-            }
-            deleteScheduled(ds);
-        }
-        return rates;
     }
 
     /**
