@@ -82,14 +82,15 @@ final class EnqueueSignals {
      *
      * @param queues the queues the enqueue writes to
      * @return those to signal in the transaction (a subset, possibly empty; always empty where the
-     *     database has no signals); the caller passes the others to {@link #committed} after its
+     *     database has no signals; all of them once {@link #close} has begun, since no timer is left
+     *     to send a trailing signal); the caller passes the others to {@link #committed} after its
      *     commit
      */
     Set<String> claim(Set<String> queues) {
         if (!dialect.signalsEnqueues()) {
             return Set.of(); // nothing to send: other instances poll
         }
-        if (intervalNanos == 0) {
+        if (intervalNanos == 0 || closed) {
             return queues;
         }
         Set<String> inline = new LinkedHashSet<>();
@@ -106,12 +107,16 @@ final class EnqueueSignals {
 
     /**
      * After an enqueue committed: makes sure a signal for each of {@code queues} follows, at most one
-     * interval after the queue's last.
+     * interval after the queue's last; once {@link #close} has begun, at once on the calling thread.
      *
      * @param queues the queues the enqueue wrote to and did not signal in its transaction
      */
     void committed(Set<String> queues) {
-        if (queues.isEmpty() || intervalNanos == 0 || !dialect.signalsEnqueues() || closed) {
+        if (queues.isEmpty() || intervalNanos == 0 || !dialect.signalsEnqueues()) {
+            return;
+        }
+        if (closed) {
+            send(queues); // an enqueue that claimed before close began: no timer is left to send it
             return;
         }
         long now = System.nanoTime();
@@ -122,25 +127,38 @@ final class EnqueueSignals {
                 try {
                     timer().schedule(() -> sendTrailing(queue, s), delay, TimeUnit.NANOSECONDS);
                 } catch (RejectedExecutionException e) {
-                    s.trailing.set(false); // closing: other instances find the task at their next poll
+                    // close began meanwhile; unless its own sweep took this signal, send it here
+                    if (s.trailing.compareAndSet(true, false)) {
+                        send(Set.of(queue));
+                    }
                 }
             }
         }
     }
 
+    /** The timer's trailing signal; skipped if {@link #close} took it first. */
     private void sendTrailing(String queue, QueueSignal s) {
         // Cleared before sending: a commit after this point schedules a signal of its own, and one
         // before it is announced by this one, which follows it.
-        s.trailing.set(false);
+        if (!s.trailing.compareAndSet(true, false)) {
+            return;
+        }
         s.lastSent.set(System.nanoTime());
+        send(Set.of(queue));
+    }
+
+    /** Signals {@code queues} on one connection of its own; a failure is logged, not thrown. */
+    private void send(Set<String> queues) {
         try {
-            jdbc.withConnection("Signal new tasks of queue " + queue, c -> {
-                dialect.notifyEnqueued(c, Set.of(queue));
+            jdbc.withConnection("Signal new tasks of queue(s) " + queues, c -> {
+                dialect.notifyEnqueued(c, queues);
                 return null;
             });
         } catch (RuntimeException e) {
             log.debug(
-                    "Signalling new tasks of queue {} failed; other instances find them at their next poll", queue, e);
+                    "Signalling new tasks of queue(s) {} failed; other instances find them at their next poll",
+                    queues,
+                    e);
         }
     }
 
@@ -175,11 +193,12 @@ final class EnqueueSignals {
     }
 
     /**
-     * Stops the timer and sends every trailing signal still scheduled at once, on the calling
-     * thread, instead of at its due time: a closing engine may be gone (its pool closed, its JVM
-     * ended) by then, and the tasks it announces are committed already. A signal the timer is sending
-     * at that moment is waited for, up to {@code timeoutMillis}, and not sent twice. Enqueues after
-     * this call signal only in their own transaction.
+     * Stops the timer and sends every trailing signal still owed at once, all in one statement on the
+     * calling thread, instead of at its due time: a closing engine may be gone (its pool closed, its
+     * JVM ended) by then, and the tasks they announce are committed already. A signal the timer is
+     * sending at that moment is waited for, up to {@code timeoutMillis}; none is sent twice (the timer
+     * and this method each take a queue's owed signal with a compare-and-set). Enqueues from now on
+     * signal in their own transaction, or, if they began before, right after their commit.
      *
      * @param timeoutMillis how long to wait for a signal the timer is sending, in milliseconds
      */
@@ -192,16 +211,20 @@ final class EnqueueSignals {
         if (t == null) {
             return;
         }
-        t.shutdown(); // drops the delayed signals (they are sent below) and lets a running one finish
+        t.shutdown(); // drops the signals not yet due (they are sent below); lets a running one finish
         try {
             t.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        Set<String> owed = new LinkedHashSet<>();
         queues.forEach((queue, s) -> {
-            if (s.trailing.get()) { // still set: its timer task never ran (one that runs clears it first)
-                sendTrailing(queue, s);
+            if (s.trailing.compareAndSet(true, false)) {
+                owed.add(queue);
             }
         });
+        if (!owed.isEmpty()) {
+            send(owed);
+        }
     }
 }
