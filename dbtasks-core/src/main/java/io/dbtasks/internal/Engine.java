@@ -77,6 +77,11 @@ public final class Engine {
 
     /** How long a stop waits for listeners to take the events still queued. */
     static final Duration EVENT_DRAIN = Duration.ofSeconds(2);
+    /**
+     * How long {@link #stop} waits, at most, for background work already running (a heartbeat, a
+     * rescue, a VACUUM or ANALYZE of the task table) once it has cancelled the rest.
+     */
+    static final long SCHEDULER_DRAIN_SECONDS = 5;
 
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
     private final RunningSet running = new RunningSet();
@@ -392,6 +397,18 @@ public final class Engine {
             }
             successes.stop(TimeUnit.SECONDS.toMillis(10)); // writes the successes still queued
             scheduler.shutdownNow();
+            try {
+                // A VACUUM or ANALYZE in flight (not interruptible) releases its lock while the pool is
+                // still open, if it ends soon; otherwise its short lease frees the lock by itself.
+                if (!scheduler.awaitTermination(SCHEDULER_DRAIN_SECONDS, TimeUnit.SECONDS)) {
+                    log.info(
+                            "dbtasks {}: background work still running after {} s; leaving it",
+                            config.workerId(),
+                            SCHEDULER_DRAIN_SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             if (config.executor() == null) {
                 executor.shutdownNow();
             }

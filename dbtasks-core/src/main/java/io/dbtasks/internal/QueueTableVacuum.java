@@ -2,12 +2,10 @@ package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
 import io.dbtasks.internal.dialect.Dialect;
-import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeaseLocks;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * all of it in the first one or two seconds of load.
  *
  * <p>Two checks, each of which, when it finds work, takes the cluster-wide lease lock {@value #LOCK}
- * (so that only one engine at a time does it; if another holds it the check is skipped) and
- * releases it afterwards:
+ * (so that only one engine at a time does it; if another holds it the check is skipped) under a
+ * lease of {@link #MAINTENANCE_LEASE}, renewed while the statement runs, and releases it afterwards.
+ * A holder that cannot release it (stopped with its pool closed under it, or dead) blocks the others
+ * for at most that lease:
  *
  * <ul>
  *   <li>{@link #run}, every vacuum interval: when the statistics collector counts {@link
@@ -56,6 +56,12 @@ final class QueueTableVacuum {
     static final long STATISTICS_CHECK_MILLIS = 500;
 
     static final String LOCK = "dbtasks.vacuum";
+    /**
+     * The lease {@link #LOCK} is held under, renewed every third of it while a VACUUM or ANALYZE
+     * runs; what other engines wait at most when a holder stops or dies without releasing it.
+     */
+    static final Duration MAINTENANCE_LEASE = Duration.ofSeconds(30);
+
     private static final Logger log = LoggerFactory.getLogger(QueueTableVacuum.class);
 
     private final Jdbc jdbc;
@@ -68,6 +74,11 @@ final class QueueTableVacuum {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.locks = locks;
+    }
+
+    /** @return whether an ANALYZE left the statistics unchanged, which stopped the statistics check */
+    boolean analyzeRefused() {
+        return analyzeRefused;
     }
 
     /** @return whether this database needs it at all */
@@ -101,11 +112,10 @@ final class QueueTableVacuum {
             if (!due) {
                 return;
             }
-            Optional<Lease> lease = locks.tryAcquire(LOCK, Duration.ofMinutes(10));
-            if (lease.isEmpty()) {
-                return; // another engine is vacuuming or analyzing
-            }
-            try {
+            // Held under a short lease, renewed while the statement runs: if this engine stops or dies
+            // without releasing it (its pool closed under a running ANALYZE), the others wait at most
+            // this long, not the ten minutes a one-off lease long enough for any VACUUM would take.
+            locks.withLock(LOCK, MAINTENANCE_LEASE, lease -> {
                 long start = System.nanoTime();
                 jdbc.withConnection(statistics ? "Analyze the task table" : "Vacuum the task table", c -> {
                     // A big table may take minutes: exempt from statementTimeout (restored on return).
@@ -135,9 +145,7 @@ final class QueueTableVacuum {
                             dead,
                             (System.nanoTime() - start) / 1_000_000);
                 }
-            } finally {
-                locks.release(lease.get());
-            }
+            }); // false: another engine is vacuuming or analyzing
         } catch (DbTasksException | IllegalStateException e) {
             log.warn(
                     statistics
