@@ -20,6 +20,7 @@ final class BenchRun implements AutoCloseable {
     private final TaskTable tasks;
     private final List<double[]> latencySamples = new ArrayList<>();
     private final List<SoakWindow> soakWindows = new ArrayList<>();
+    private final java.util.Set<String> warmed = new java.util.HashSet<>();
 
     BenchRun(BenchConfig config) {
         this.config = config;
@@ -95,6 +96,14 @@ final class BenchRun implements AutoCloseable {
 
     List<double[]> latencySamples() {
         return latencySamples;
+    }
+
+    /**
+     * Whether {@code what} (an engine or a peer) still needs its warm-up in this JVM: {@code true} the
+     * first time it is asked for each {@code what}, {@code false} after.
+     */
+    boolean needsWarmUp(String what) {
+        return warmed.add(what);
     }
 
     void addSoakWindow(SoakWindow window) {

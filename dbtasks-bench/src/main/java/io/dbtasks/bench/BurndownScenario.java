@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * Burn-down: N no-op tasks are in the table before the engines start; W workers in P processes run
- * them until none is left. Once per worker count and process count.
+ * them until none is left. Once per worker count and process count, after one unmeasured
+ * burn-down that warms this JVM up ({@link Burner#warmUpOnce}).
  */
 final class BurndownScenario implements Scenario {
     @Override
@@ -24,6 +25,9 @@ final class BurndownScenario implements Scenario {
                 continue;
             }
             for (int workers : c.workers()) {
+                if (processes == 1) {
+                    burner.warmUpOnce(workers, c.burndownTasks());
+                }
                 run.tasks().reset();
                 run.tasks().insertPending(c.burndownTasks());
                 double seconds = burner.burn(workers, processes, c.burndownTasks());

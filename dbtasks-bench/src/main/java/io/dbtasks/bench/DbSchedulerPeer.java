@@ -30,6 +30,9 @@ import javax.sql.DataSource;
  * <p>Its {@code scheduled_tasks} table is created if missing, after db-scheduler's published schemas
  * ({@code postgresql_tables.sql}, {@code mariadb_tables.sql}, {@code hsql_tables.sql} in its test
  * resources).
+ *
+ * <p>The JVM's first db-scheduler burn-down is a warm-up, not reported: the engine's figures are
+ * taken warm too ({@link Burner#warmUpOnce}).
  */
 final class DbSchedulerPeer implements Scenario {
     /** The lock-and-fetch limits, as fractions of the thread count, db-scheduler's README suggests. */
@@ -51,9 +54,12 @@ final class DbSchedulerPeer implements Scenario {
         List<Result> results = new ArrayList<>();
         boolean lockAndFetch = true;
         for (int workers : c.baselineWorkers()) {
-            results.add(measure(run, workers, false).orElseThrow());
+            if (run.needsWarmUp("db-scheduler")) {
+                measure(run, workers, false, true); // unmeasured, like the engine's (Burner#warmUpOnce)
+            }
+            results.add(measure(run, workers, false, false).orElseThrow());
             if (lockAndFetch) {
-                Optional<Result> r = measure(run, workers, true);
+                Optional<Result> r = measure(run, workers, true, false);
                 r.ifPresent(results::add);
                 lockAndFetch = r.isPresent();
             }
@@ -61,8 +67,12 @@ final class DbSchedulerPeer implements Scenario {
         return results;
     }
 
-    /** @return the figure, or empty if db-scheduler does not offer lock-and-fetch on this database */
-    private Optional<Result> measure(BenchRun run, int workers, boolean lockAndFetch) throws Exception {
+    /**
+     * @param warmUp {@code true}: the JVM's first db-scheduler burn-down, which compiles its code
+     *     before any figure is taken; logged as a warm-up, not reported
+     * @return the figure, or empty if db-scheduler does not offer lock-and-fetch on this database
+     */
+    private Optional<Result> measure(BenchRun run, int workers, boolean lockAndFetch, boolean warmUp) throws Exception {
         int tasks = run.config().peerTasks();
         AtomicLong executed = new AtomicLong();
         OneTimeTask<Void> task = Tasks.oneTime("bench-noop").execute((instance, context) -> executed.incrementAndGet());
@@ -111,7 +121,18 @@ final class DbSchedulerPeer implements Scenario {
                     workers,
                     tasks,
                     seconds);
-            Log.result(r);
+            if (warmUp) {
+                Log.line(String.format(
+                        java.util.Locale.ROOT,
+                        "db-scheduler warm-up (not measured; cold JVM): W=%d %s %d tasks in %.2f s = %.0f tasks/s",
+                        workers,
+                        mode,
+                        tasks,
+                        seconds,
+                        r.tasksPerSecond()));
+            } else {
+                Log.result(r);
+            }
             return Optional.of(r);
         }
     }

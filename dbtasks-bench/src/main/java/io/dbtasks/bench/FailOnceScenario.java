@@ -30,6 +30,7 @@ final class FailOnceScenario implements Scenario {
         List<Result> results = new ArrayList<>();
         int tasks = c.burndownTasks();
         for (int workers : c.workers()) {
+            burner.warmUpOnce(workers, tasks);
             run.tasks().reset();
             run.tasks().insertPending(tasks);
             double successOnly = tasks / burner.burnInProcess(workers, tasks, new AtomicLong());

@@ -46,6 +46,9 @@ import org.jobrunr.utils.mapper.gson.GsonJsonMapper;
  *       {@link GsonJsonMapper} (it supports Jackson 2, Gson or JSON-B, not Jackson 3).
  * </ul>
  *
+ * <p>The JVM's first JobRunr burn-down is a warm-up, not reported, as for the engine and
+ * db-scheduler.
+ *
  * <p>If JobRunr cannot run on this database (its table creation or anything else fails), the
  * scenario logs why and returns the figures it has, so the rest of the run goes on.
  */
@@ -67,6 +70,17 @@ final class JobRunrPeer implements Scenario {
         List<Result> results = new ArrayList<>();
         for (int workers : run.config().baselineWorkers()) {
             try {
+                if (run.needsWarmUp("JobRunr")) {
+                    // Unmeasured, like the engine's (Burner#warmUpOnce): compiles JobRunr's code first.
+                    Result warm = measure(run, workers);
+                    Log.line(String.format(
+                            java.util.Locale.ROOT,
+                            "JobRunr warm-up (not measured; cold JVM): %s %d jobs in %.2f s = %.0f jobs/s",
+                            warm.config(),
+                            warm.tasks(),
+                            warm.seconds(),
+                            warm.tasksPerSecond()));
+                }
                 Result r = measure(run, workers);
                 Log.result(r);
                 results.add(r);
