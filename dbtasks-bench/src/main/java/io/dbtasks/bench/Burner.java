@@ -30,7 +30,9 @@ final class Burner {
     }
 
     /**
-     * Once per JVM, before the first measured in-process burn-down: an unmeasured burn-down of {@code
+     * Once per JVM, before the first measured in-process burn-down of the {@code burndown} and {@code
+     * failonce} scenarios (the latency scenario, run after them, finds the JVM warm; scale, soak and
+     * retention, run alone, do not warm up): an unmeasured burn-down of {@code
      * tasks} no-op tasks at {@code workers}, so the engine's code is compiled (JIT) before the clock
      * runs, as the child JVMs are warmed up before theirs ({@link ChildWorkers}) and each peer before
      * its first figure. A cold JVM's first 100k-task burn-down at W = 8 ran 26,821 tasks/s, the same
@@ -44,13 +46,7 @@ final class Burner {
         run.tasks().reset();
         run.tasks().insertPending(tasks);
         double seconds = burnInProcess(workers, tasks, new AtomicLong(), false);
-        Log.line(String.format(
-                java.util.Locale.ROOT,
-                "dbtasks warm-up (not measured; cold JVM): W=%d %d tasks in %.2f s = %.0f tasks/s",
-                workers,
-                tasks,
-                seconds,
-                tasks / seconds));
+        Log.warmUp("dbtasks", "W=" + workers, tasks, seconds);
         run.tasks().reset();
     }
 

@@ -122,14 +122,7 @@ final class DbSchedulerPeer implements Scenario {
                     tasks,
                     seconds);
             if (warmUp) {
-                Log.line(String.format(
-                        java.util.Locale.ROOT,
-                        "db-scheduler warm-up (not measured; cold JVM): W=%d %s %d tasks in %.2f s = %.0f tasks/s",
-                        workers,
-                        mode,
-                        tasks,
-                        seconds,
-                        r.tasksPerSecond()));
+                Log.warmUp("db-scheduler", r.config(), tasks, seconds);
             } else {
                 Log.result(r);
             }

@@ -73,13 +73,7 @@ final class JobRunrPeer implements Scenario {
                 if (run.needsWarmUp("JobRunr")) {
                     // Unmeasured, like the engine's (Burner#warmUpOnce): compiles JobRunr's code first.
                     Result warm = measure(run, workers);
-                    Log.line(String.format(
-                            java.util.Locale.ROOT,
-                            "JobRunr warm-up (not measured; cold JVM): %s %d jobs in %.2f s = %.0f jobs/s",
-                            warm.config(),
-                            warm.tasks(),
-                            warm.seconds(),
-                            warm.tasksPerSecond()));
+                    Log.warmUp("JobRunr", warm.config(), warm.tasks(), warm.seconds());
                 }
                 Result r = measure(run, workers);
                 Log.result(r);

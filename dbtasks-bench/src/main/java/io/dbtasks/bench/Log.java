@@ -11,6 +11,18 @@ final class Log {
         System.out.flush();
     }
 
+    /** A warm-up burn-down of {@code side} (the engine or a peer): logged, never reported as a figure. */
+    static void warmUp(String side, String config, long tasks, double seconds) {
+        line(String.format(
+                Locale.ROOT,
+                "%s warm-up (not measured; its first run in this JVM): %s %d tasks in %.2f s = %.0f tasks/s",
+                side,
+                config,
+                tasks,
+                seconds,
+                tasks / seconds));
+    }
+
     static void result(Result r) {
         line(String.format(
                 Locale.ROOT,

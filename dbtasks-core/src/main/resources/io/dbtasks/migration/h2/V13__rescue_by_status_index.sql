@@ -4,4 +4,4 @@
 -- index (status, lease_expires_at) is one of them; the finished index (status, finished_at) serves
 -- the rescue's status = 'RUNNING' prefix as well, and RUNNING rows are few (at most the claimed
 -- tasks of all engines), so the rescue sorts them by lease_expires_at itself.
-DROP INDEX dbtasks_task_rescue_idx;
+DROP INDEX IF EXISTS dbtasks_task_rescue_idx;
