@@ -180,6 +180,12 @@ public abstract class ClusterContract {
         long failed = count("SELECT COUNT(*) FROM dbtasks_task WHERE kind = 'flaky' AND status = 'FAILED'");
         long retried = count("SELECT COUNT(*) FROM dbtasks_attempt a JOIN dbtasks_task t ON t.id = a.task_id"
                 + " WHERE t.kind = 'flaky' AND a.outcome = 'FAILED' AND t.status = 'SUCCEEDED'");
+        // Every claim ends in exactly one attempt row (SUCCEEDED, FAILED, or LEASE_EXPIRED when an
+        // instance stalls past its 6 s lease and another rescues the task, as a loaded CI machine
+        // did once: 159 rescues, claims 1,258 against 1,100 successes and failures), unless it is
+        // handed back unstarted, which writes none.
+        long attempts = count("SELECT COUNT(*) FROM dbtasks_attempt a JOIN dbtasks_task t ON t.id = a.task_id"
+                + " WHERE t.kind = 'flaky'");
         assertThat(succeeded).isEqualTo(900);
         assertThat(failed).isEqualTo(100);
         assertThat(retried).isEqualTo(100);
@@ -191,7 +197,7 @@ public abstract class ClusterContract {
             assertThat(scrapedSum("dbtasks_tasks_attempts_total", "flaky", "retried"))
                     .isEqualTo(retried);
             assertThat(scrapedSum("dbtasks_tasks_claimed_total", "flaky", null))
-                    .isEqualTo(succeeded + failed + retried);
+                    .isEqualTo(attempts + scrapedSum("dbtasks_tasks_attempts_total", "flaky", "handed_back"));
         });
         assertThat(scrapedSum("dbtasks_tasks_enqueued_total", "flaky", null)).isEqualTo(1000);
         String page = get(contexts.get(0), "/actuator/prometheus");
