@@ -1,0 +1,63 @@
+package io.dbtasks.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * PostgreSQL only: every column of the task table has the statistics target 10 (migration V14), so
+ * an ANALYZE of it, which the engine runs while its queues are busy, samples 3,000 rows instead of
+ * 30,000, and still sees every status that holds a real share of the table.
+ */
+class PostgresStatisticsTest extends EngineHarness {
+    @Override
+    protected TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+
+    @Test
+    void everyColumnOfTheTaskTableHasTheSmallTarget() {
+        producer(); // migrates
+        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task'::regclass"
+                        + " AND attnum > 0 AND NOT attisdropped"))
+                .isGreaterThan(20);
+        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task'::regclass"
+                        + " AND attnum > 0 AND NOT attisdropped AND COALESCE(attstattarget, -1) <> 10"))
+                .as("columns of dbtasks_task left at the default statistics target (a later migration must"
+                        + " set 10 on the columns it adds)")
+                .isZero();
+    }
+
+    @Test
+    void analyzeSamplesThreeThousandRowsAndSeesEveryStatus() throws Exception {
+        DbTasks tasks = producer();
+        tasks.enqueueAll(IntStream.range(0, 12_000)
+                .mapToObj(i -> TaskRequest.builder("stats.sample").build())
+                .toList());
+        // A tenth of them cancelled: a status with a tenth of the rows must be in the statistics.
+        assertThat(sql("UPDATE dbtasks_task SET status = 'CANCELLED', finished_at = updated_at"
+                        + " WHERE kind = 'stats.sample' AND MOD(id, 10) = 0"))
+                .isBetween(1_100, 1_300);
+        List<String> messages = new ArrayList<>();
+        try (Connection c = database().dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("ANALYZE VERBOSE dbtasks_task");
+            for (SQLWarning w = s.getWarnings(); w != null; w = w.getNextWarning()) {
+                messages.add(w.getMessage());
+            }
+        }
+        assertThat(messages).anySatisfy(m -> assertThat(m).contains("3000 rows in sample"));
+        assertThat(count("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'dbtasks_task' AND attname = 'status'"
+                        + " AND most_common_vals::text LIKE '%PENDING%' AND most_common_vals::text LIKE '%CANCELLED%'"))
+                .isEqualTo(1);
+    }
+}
