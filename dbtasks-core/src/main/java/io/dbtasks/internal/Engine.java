@@ -276,7 +276,7 @@ public final class Engine {
             scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
-            QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks);
+            QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks, () -> closed);
             long vacuumEvery = config.vacuumInterval().toMillis();
             if (vacuum.applies() && vacuumEvery > 0) {
                 scheduler.scheduleWithFixedDelay(

@@ -56,8 +56,11 @@ class PostgresStatisticsTest extends EngineHarness {
             }
         }
         assertThat(messages).anySatisfy(m -> assertThat(m).contains("3000 rows in sample"));
-        assertThat(count("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'dbtasks_task' AND attname = 'status'"
-                        + " AND most_common_vals::text LIKE '%PENDING%' AND most_common_vals::text LIKE '%CANCELLED%'"))
+        assertThat(
+                        count(
+                                "SELECT COUNT(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'dbtasks_task'"
+                                        + " AND attname = 'status'"
+                                        + " AND most_common_vals::text LIKE '%PENDING%' AND most_common_vals::text LIKE '%CANCELLED%'"))
                 .isEqualTo(1);
     }
 }

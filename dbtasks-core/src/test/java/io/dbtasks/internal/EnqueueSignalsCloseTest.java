@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -39,6 +40,12 @@ import org.postgresql.PGNotification;
 class EnqueueSignalsCloseTest {
     private static final Duration INTERVAL = Duration.ofMinutes(1);
 
+    /**
+     * This test's queue names start with it, so notifications of other tests (the channel is shared,
+     * and a pooled connection may still listen from an earlier test) are not counted.
+     */
+    private final String prefix = "signals-close-" + UUID.randomUUID() + "-";
+
     @BeforeEach
     void postgres() {
         Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
@@ -47,16 +54,17 @@ class EnqueueSignalsCloseTest {
     @Test
     void anEnqueueThatCommitsAfterCloseSignalsAtOnceOnItsOwnThread() throws Exception {
         EnqueueSignals signals = signals();
-        try (Connection listen = listen()) {
-            assertThat(signals.claim(Set.of("close-late"))).containsExactly("close-late"); // the first: inline
-            assertThat(signals.claim(Set.of("close-late"))).as("throttled").isEmpty();
+        String late = prefix + "late";
+        try (Listener listen = new Listener()) {
+            assertThat(signals.claim(Set.of(late))).containsExactly(late); // the first: inline
+            assertThat(signals.claim(Set.of(late))).as("throttled").isEmpty();
             signals.close(1_000);
-            assertThat(notifications(listen, 300)).as("nothing owed yet").isEmpty();
-            signals.committed(Set.of("close-late"));
-            assertThat(notifications(listen, 2_000)).containsExactly(Map.entry("close-late", 1));
-            assertThat(signals.claim(Set.of("close-late")))
+            assertThat(listen.notifications(300)).as("nothing owed yet").isEmpty();
+            signals.committed(Set.of(late));
+            assertThat(listen.notifications(2_000)).containsExactly(Map.entry(late, 1));
+            assertThat(signals.claim(Set.of(late)))
                     .as("after close every enqueue signals in its own transaction")
-                    .containsExactly("close-late");
+                    .containsExactly(late);
         }
     }
 
@@ -65,10 +73,10 @@ class EnqueueSignalsCloseTest {
         int queues = 40;
         EnqueueSignals signals = signals();
         ExecutorService pool = Executors.newFixedThreadPool(4);
-        try (Connection listen = listen()) {
+        try (Listener listen = new Listener()) {
             List<String> names = new ArrayList<>();
             for (int i = 0; i < queues; i++) {
-                String q = "race-" + i;
+                String q = prefix + "race-" + i;
                 names.add(q);
                 signals.claim(Set.of(q)); // its inline signal (not sent here: only trailing ones are counted)
             }
@@ -102,7 +110,7 @@ class EnqueueSignalsCloseTest {
             for (Future<?> f : racing) {
                 f.get(10, TimeUnit.SECONDS);
             }
-            Map<String, Integer> seen = notifications(listen, 2_000);
+            Map<String, Integer> seen = listen.notifications(2_000);
             Map<String, Integer> expected = new TreeMap<>();
             names.subList(0, queues / 2).forEach(q -> expected.put(q, 1));
             owing.forEach(q -> expected.put(q, 1));
@@ -120,16 +128,18 @@ class EnqueueSignalsCloseTest {
     @Test
     void aCommitThatClaimedBeforeCloseButCommitsAfterItIsNotLost() throws Exception {
         EnqueueSignals signals = signals();
-        try (Connection listen = listen()) {
-            signals.claim(Set.of("close-owed")); // inline
-            signals.claim(Set.of("close-owed")); // throttled: owes a trailing signal once it commits
-            signals.claim(Set.of("close-early")); // inline
-            signals.claim(Set.of("close-early")); // throttled
-            signals.committed(Set.of("close-early")); // owes a trailing signal a minute away: close sends it
+        String owed = prefix + "owed";
+        String early = prefix + "early";
+        try (Listener listen = new Listener()) {
+            signals.claim(Set.of(owed)); // inline
+            signals.claim(Set.of(owed)); // throttled: owes a trailing signal once it commits
+            signals.claim(Set.of(early)); // inline
+            signals.claim(Set.of(early)); // throttled
+            signals.committed(Set.of(early)); // owes a trailing signal a minute away: close sends it
             signals.close(1_000);
-            signals.committed(Set.of("close-owed"));
-            Map<String, Integer> seen = notifications(listen, 2_000);
-            assertThat(seen).containsEntry("close-owed", 1).containsEntry("close-early", 1);
+            signals.committed(Set.of(owed));
+            Map<String, Integer> seen = listen.notifications(2_000);
+            assertThat(seen).containsEntry(owed, 1).containsEntry(early, 1);
         }
     }
 
@@ -139,26 +149,41 @@ class EnqueueSignalsCloseTest {
         return new EnqueueSignals(jdbc, dialect, INTERVAL);
     }
 
-    private static Connection listen() throws SQLException {
-        Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
-        try (Statement s = c.createStatement()) {
-            s.execute("LISTEN dbtasks_task");
-        }
-        return c;
-    }
+    /** A connection of the test pool listening on the engine's channel; it stops listening on close. */
+    private final class Listener implements AutoCloseable {
+        private final Connection connection;
 
-    /** @return how many notifications each queue got within {@code millis} */
-    private static Map<String, Integer> notifications(Connection listen, int millis) throws SQLException {
-        Map<String, Integer> seen = new TreeMap<>();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (System.nanoTime() < deadline) {
-            PGNotification[] batch = listen.unwrap(PGConnection.class).getNotifications(100);
-            if (batch != null) {
-                for (PGNotification n : batch) {
-                    seen.merge(n.getParameter(), 1, Integer::sum);
-                }
+        Listener() throws SQLException {
+            connection = TestDatabase.POSTGRESQL.dataSource().getConnection();
+            try (Statement s = connection.createStatement()) {
+                s.execute("LISTEN dbtasks_task");
             }
         }
-        return seen;
+
+        /** @return how many notifications each of this test's queues got within {@code millis} */
+        Map<String, Integer> notifications(int millis) throws SQLException {
+            Map<String, Integer> seen = new TreeMap<>();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+            while (System.nanoTime() < deadline) {
+                PGNotification[] batch = connection.unwrap(PGConnection.class).getNotifications(100);
+                if (batch != null) {
+                    for (PGNotification n : batch) {
+                        if (n.getParameter().startsWith(prefix)) {
+                            seen.merge(n.getParameter(), 1, Integer::sum);
+                        }
+                    }
+                }
+            }
+            return seen;
+        }
+
+        @Override
+        public void close() throws SQLException {
+            try (Statement s = connection.createStatement()) {
+                s.execute("UNLISTEN *"); // the pooled connection goes back without a listener
+            } finally {
+                connection.close();
+            }
+        }
     }
 }
