@@ -7,10 +7,10 @@ import java.util.Locale;
 /**
  * Processes, like for like: the no-op burn-down with W workers in one child JVM and spread over two,
  * both warmed up the same way before the clock starts ({@link ChildWorkers}). The {@code burndown}
- * scenario's P = 1 runs in this JVM, after its own warm-up ({@link Burner#warmUpOnce}), and its P = 2 in child JVMs;
- * here both sides run in children, so the ratio P = 2 over P = 1 shows what a second engine costs or
- * gains, not what a cold JIT costs. On an in-memory H2, which child JVMs cannot share, it gives one
- * in-process P = 1 row instead.
+ * scenario's P = 1 runs in this JVM, after its own warm-up ({@link Burner#warmUpOnce}), and its
+ * P = 2 in child JVMs; here both sides run in children, so the ratio P = 2 over P = 1 shows what a
+ * second engine costs or gains, not what a cold JIT costs. On an in-memory H2, which child JVMs
+ * cannot share, it gives one in-process P = 1 row instead.
  */
 final class ProcessesScenario implements Scenario {
     @Override

@@ -104,9 +104,9 @@ final class Completions {
     Set<Long> succeedAll(List<Success> batch) {
         String what = "Record " + batch.size() + " successful attempt(s)";
         // One statement needs no transaction around it: auto-commit saves the COMMIT's round trip.
-        return dialect.completeBatchSql().isPresent()
+        return Jdbc.retryingDeadlocks(() -> dialect.completeBatchSql().isPresent()
                 ? jdbc.withConnection(what, c -> succeedAll(c, batch))
-                : jdbc.inTransaction(what, c -> succeedAll(c, batch));
+                : jdbc.inTransaction(what, c -> succeedAll(c, batch)));
     }
 
     /** {@link #succeedAll(List)} on the caller's open transaction {@code c}, without committing. */
@@ -268,7 +268,8 @@ final class Completions {
      *     lost its lease
      */
     Map<Long, TaskStatus> settleFailures(List<Failure> batch) {
-        return jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> settleFailures(c, batch));
+        return Jdbc.retryingDeadlocks(() ->
+                jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> settleFailures(c, batch)));
     }
 
     /** {@link #settleFailures(List)} on the caller's open transaction {@code c}, without committing. */

@@ -63,6 +63,50 @@ public final class Jdbc {
         return borrow(what, c -> inTransaction(c, work));
     }
 
+    /** How many times {@link #retryingDeadlocks} runs work that the database chose as a deadlock victim. */
+    static final int DEADLOCK_ATTEMPTS = 3;
+
+    /**
+     * Runs {@code work} (a call of this class, such as {@link #inTransaction(String, Work)}) again, up
+     * to {@value #DEADLOCK_ATTEMPTS} times in all, when the database rolled its transaction back as a
+     * deadlock victim or serialization failure (SQLState class 40: MariaDB and MySQL 1213 / 40001,
+     * PostgreSQL 40P01 and 40001), as the database's own message asks. Only for work that may run
+     * again whole: its transaction was rolled back, and it has no effect outside it.
+     *
+     * @param work the work, which throws {@link DbTasksException} with the {@link SQLException} as its
+     *     cause when it fails
+     * @return what {@code work} returned
+     * @throws DbTasksException the last failure, if every attempt failed, or the first that is not
+     *     a rollback of class 40
+     */
+    static <T> T retryingDeadlocks(java.util.function.Supplier<T> work) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return work.get();
+            } catch (DbTasksException e) {
+                if (attempt >= DEADLOCK_ATTEMPTS || !rolledBackAsVictim(e)) {
+                    throw e;
+                }
+                log.info(
+                        "Deadlock victim, running it again (attempt {} of {}): {}",
+                        attempt + 1,
+                        DEADLOCK_ATTEMPTS,
+                        e.getMessage());
+            }
+        }
+    }
+
+    private static boolean rolledBackAsVictim(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("40")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Runs {@code work} on a borrowed connection whose network timeout is the statement timeout,
      * restored (whatever {@code work} did to it, and whether it returned or threw) before the
