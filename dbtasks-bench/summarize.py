@@ -60,6 +60,8 @@ def main(out):
     rows = defaultdict(lambda: OrderedDict())  # db -> key -> list of (run, row)
     ceilings = defaultdict(dict)  # db -> run -> best ceiling
     best_burndown = defaultdict(dict)  # db -> run -> best burn-down x ceiling
+    with_attempts = defaultdict(dict)  # db -> run -> the best ceiling point rerun with attempt rows
+    burndown_rate = defaultdict(dict)  # db -> run -> best burn-down tasks/s
     for csv_path in sorted(out.glob("*/run-*/**/results-*.csv")):
         run = next(p for p in csv_path.parts if p.startswith("run-"))
         with open(csv_path, newline="") as f:
@@ -68,11 +70,15 @@ def main(out):
                 key = (row["scenario"], key_of(row["config"]))
                 rows[db].setdefault(key, []).append((run, row))
                 rate = number(row["tasks_per_s"])
-                if row["scenario"] == "ceiling" and rate is not None:
+                if row["scenario"] == "ceiling" and rate is not None and "with attempt rows" in row["config"]:
+                    with_attempts[db][run] = rate
+                elif row["scenario"] == "ceiling" and rate is not None:
                     ceilings[db][run] = max(ceilings[db].get(run, 0), rate)
                 ratio = number(row.get("ratio_to_ceiling"))
                 if row["scenario"] == "burndown" and ratio is not None:
                     best_burndown[db][run] = max(best_burndown[db].get(run, 0), ratio)
+                if row["scenario"] == "burndown" and rate is not None:
+                    burndown_rate[db][run] = max(burndown_rate[db].get(run, 0), rate)
     if not rows:
         print("no results-*.csv under %s/<db>/run-<n>/" % out)
         return
@@ -87,6 +93,16 @@ def main(out):
             print("- best burn-down x ceiling per run: %s; median %s"
                   % (", ".join("%s %.2f" % (r, best_burndown[db][r]) for r in sorted(best_burndown[db])),
                      fmt(statistics.median(best_burndown[db].values()))))
+        if with_attempts[db]:
+            print("- ceiling with attempt rows (its best point rerun) per run: %s; median %s"
+                  % (", ".join("%s %.0f" % (r, with_attempts[db][r]) for r in sorted(with_attempts[db])),
+                     fmt(statistics.median(with_attempts[db].values()))))
+            shares = {r: burndown_rate[db][r] / with_attempts[db][r]
+                      for r in with_attempts[db] if r in burndown_rate[db]}
+            if shares:
+                print("- best burn-down x ceiling with attempt rows per run: %s; median %s"
+                      % (", ".join("%s %.2f" % (r, shares[r]) for r in sorted(shares)),
+                         fmt(statistics.median(shares.values()))))
         print()
         print("| scenario | config | runs | tasks/s median (min-max) | x ceiling | x db-scheduler | x JobRunr"
               " | other ratios | p50 ms | p99 ms |")

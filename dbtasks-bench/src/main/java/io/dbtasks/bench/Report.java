@@ -86,6 +86,24 @@ final class Report {
                 .append(" sweep points, at ")
                 .append(ceiling.config())
                 .append("; every x ceiling divides by it\n");
+        results.stream()
+                .filter(r -> r.series().equals(Ceiling.WITH_ATTEMPTS))
+                .findFirst()
+                .ifPresent(r -> sb.append("ceiling with attempt rows: ")
+                        .append(fmt("%.0f", r.tasksPerSecond()))
+                        .append(" tasks/s = ")
+                        .append(fmt("%.2f", r.tasksPerSecond() / ceiling.tasksPerSecond()))
+                        .append(" x ceiling, its best point rerun with each task's attempt row written")
+                        .append(results.stream()
+                                .filter(b -> b.scenario().equals("burndown"))
+                                .mapToDouble(Result::tasksPerSecond)
+                                .max()
+                                .stream()
+                                .mapToObj(
+                                        b -> "; the best burn-down is " + fmt("%.2f", b / r.tasksPerSecond()) + " x it")
+                                .findFirst()
+                                .orElse(""))
+                        .append('\n'));
         best(sb, "burndown", "dbtasks burn-down");
         best(sb, "peer", "db-scheduler");
         best(sb, JobRunrPeer.NAME, "JobRunr");

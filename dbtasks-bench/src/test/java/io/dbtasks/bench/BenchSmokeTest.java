@@ -61,6 +61,9 @@ class BenchSmokeTest {
             scenarios.add(cells.get(0));
         }
         assertThat(scenarios).containsExactlyInAnyOrderElementsOf(BenchConfig.ALL);
+        assertThat(lines)
+                .as("the ceiling's best point rerun with attempt rows")
+                .anyMatch(l -> l.startsWith("ceiling,") && l.contains("with attempt rows"));
         if (server) {
             assertThat(lines).anyMatch(l -> l.startsWith("burndown,") && l.contains("P=2"));
         }
