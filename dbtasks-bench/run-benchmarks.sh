@@ -137,7 +137,7 @@ for t in "${targets[@]}"; do
       PG_MAIN=("${COMMON[@]}" "${SWEEP[@]}" --tasks 100000 --peer-tasks 20000 --jobrunr-tasks 3000
         --soak-tasks 200000 --scale-min 100000 --scale-max 1000000 --scale-batch 10000)
       PG_PROC=(--workers 32 --tasks 50000 --child-warmup-tasks 20000)
-      PG_HANDLERS=("${HANDLERS[@]}" --handler-tasks 60000)
+      PG_HANDLERS=("${HANDLERS[@]}" --handler-tasks 150000)
       run postgresql "$PG_URL" PG_MAIN PG_PROC PG_HANDLERS ;;
     # Needs the dbtasks schema in the database, which the postgresql run above migrates.
     pgbench) pgbench_ceiling ;;
