@@ -10,7 +10,9 @@ for each group the number of runs, the median of tasks/s with its minimum and ma
 median (minimum-maximum) of every ratio and latency percentile the rows carry, including the ratios
 written into the configuration ("x success-only 0.55", "x ideal 0.67", "x P=1 0.81"). The median of an
 even number of runs is the mean of the middle two. Per run it also gives the best ceiling and the
-best burn-down's share of it.
+best burn-down's share of it, and (twelfth run on) the ceiling's best point rerun with attempt rows:
+its rate, its share of that run's ceiling, its ratio to the same point rerun without them beside it,
+and the best burn-down against it.
 """
 import csv
 import re
@@ -61,6 +63,7 @@ def main(out):
     ceilings = defaultdict(dict)  # db -> run -> best ceiling
     best_burndown = defaultdict(dict)  # db -> run -> best burn-down x ceiling
     with_attempts = defaultdict(dict)  # db -> run -> the best ceiling point rerun with attempt rows
+    rerun = defaultdict(dict)  # db -> run -> the same point rerun without them, beside those
     burndown_rate = defaultdict(dict)  # db -> run -> best burn-down tasks/s
     for csv_path in sorted(out.glob("*/run-*/**/results-*.csv")):
         run = next(p for p in csv_path.parts if p.startswith("run-"))
@@ -72,6 +75,8 @@ def main(out):
                 rate = number(row["tasks_per_s"])
                 if row["scenario"] == "ceiling" and rate is not None and "with attempt rows" in row["config"]:
                     with_attempts[db][run] = rate
+                elif row["scenario"] == "ceiling" and rate is not None and "without attempt rows" in row["config"]:
+                    rerun[db][run] = rate
                 elif row["scenario"] == "ceiling" and rate is not None:
                     ceilings[db][run] = max(ceilings[db].get(run, 0), rate)
                 ratio = number(row.get("ratio_to_ceiling"))
@@ -97,6 +102,16 @@ def main(out):
             print("- ceiling with attempt rows (its best point rerun) per run: %s; median %s"
                   % (", ".join("%s %.0f" % (r, with_attempts[db][r]) for r in sorted(with_attempts[db])),
                      fmt(statistics.median(with_attempts[db].values()))))
+            to_ceiling = {r: with_attempts[db][r] / ceilings[db][r] for r in with_attempts[db] if r in ceilings[db]}
+            if to_ceiling:
+                print("- ceiling with attempt rows x that run's ceiling: %s; median %s"
+                      % (", ".join("%s %.2f" % (r, to_ceiling[r]) for r in sorted(to_ceiling)),
+                         fmt(statistics.median(to_ceiling.values()))))
+            paired = {r: with_attempts[db][r] / rerun[db][r] for r in with_attempts[db] if r in rerun[db]}
+            if paired:
+                print("- ceiling with attempt rows x the same point rerun without them (alternating): %s; median %s"
+                      % (", ".join("%s %.2f" % (r, paired[r]) for r in sorted(paired)),
+                         fmt(statistics.median(paired.values()))))
             shares = {r: burndown_rate[db][r] / with_attempts[db][r]
                       for r in with_attempts[db] if r in burndown_rate[db]}
             if shares:

@@ -39,7 +39,9 @@ final class Ratios {
                 out.add(r);
                 continue;
             }
-            if (r.series().equals(Ceiling.SERIES) || r.series().equals(Ceiling.WITH_ATTEMPTS)) {
+            if (r.series().equals(Ceiling.SERIES)
+                    || r.series().equals(Ceiling.WITH_ATTEMPTS)
+                    || r.series().equals(Ceiling.RERUN)) {
                 // A ceiling point's W is claimer threads, not workers: only its share of the best means something.
                 out.add(r.withRatios(ratio(r, ceiling), null, null));
                 continue;
