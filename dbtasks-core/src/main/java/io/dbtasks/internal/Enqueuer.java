@@ -84,7 +84,7 @@ public final class Enqueuer {
                 + " backoff_jitter, timeout_ms, trace_parent, run_at, created_at, updated_at) VALUES ";
         this.valuesRow = "(?, ?, ?, ?, ?, ?, " + Dialect.status(TaskStatus.PENDING)
                 + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
-                + dialect.nowPlusMillis() + "), " + dialect.now() + ", " + dialect.now() + ")";
+                + dialect.nowPlusMillis() + "), " + dialect.statementTime() + ", " + dialect.statementTime() + ")";
         this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }

@@ -30,6 +30,17 @@ public interface Dialect {
     /** @return an SQL expression for the database's current time plus {@code ?} milliseconds */
     String nowPlusMillis();
 
+    /**
+     * The time the current statement began: one value wherever it appears in a statement, so that
+     * columns meant to be equal (a new row's {@code created_at} and {@code updated_at}) are.
+     * {@link #now()} where that is already so.
+     *
+     * @return an SQL expression for it
+     */
+    default String statementTime() {
+        return now();
+    }
+
     /** @return an SQL expression that draws the next fencing token from the sequence */
     String nextToken();
 
