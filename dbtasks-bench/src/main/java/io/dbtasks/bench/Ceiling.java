@@ -14,7 +14,9 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The ceiling: the engine's own best SQL path as plain JDBC on the dbtasks_task table, with no
@@ -205,17 +207,25 @@ final class Ceiling implements Scenario {
         try (HikariDataSource ds = run.pool("bench-ceiling", claimers + writers)) {
             List<Future<?>> claimerFutures = new ArrayList<>();
             List<Future<?>> writerFutures = new ArrayList<>();
+            // The first writer's failure: claimers and the END hand-off stop waiting for room once it
+            // is set, so a run whose writers all threw fails instead of blocking in put forever.
+            AtomicReference<Throwable> writerFailed = new AtomicReference<>();
             long start = System.nanoTime();
             for (int w = 0; w < writers; w++) {
                 writerFutures.add(pool.submit(() -> {
-                    write(ds, run.db(), handoff, done, attempts);
+                    try {
+                        write(ds, run.db(), handoff, done, attempts);
+                    } catch (Throwable t) {
+                        writerFailed.compareAndSet(null, t);
+                        throw t;
+                    }
                     return null;
                 }));
             }
             for (int t = 0; t < claimers; t++) {
                 String owner = "ceiling-" + t;
                 claimerFutures.add(pool.submit(() -> {
-                    claimLoop(ds, run.db(), owner, batch, handoff);
+                    claimLoop(ds, run.db(), owner, batch, handoff, writerFailed);
                     return null;
                 }));
             }
@@ -224,9 +234,13 @@ final class Ceiling implements Scenario {
                     f.get();
                 }
             } finally {
-                for (int w = 0; w < writers; w++) {
-                    handoff.put(END);
+                for (int w = 0; w < writers && writerFailed.get() == null; w++) {
+                    handOff(handoff, END, writerFailed);
                 }
+            }
+            if (writerFailed.get() != null) {
+                // The writers still alive wait for an END that is not coming: shutdownNow ends them.
+                throw new IllegalStateException("ceiling: a completion writer failed", writerFailed.get());
             }
             for (Future<?> f : writerFutures) {
                 f.get();
@@ -243,7 +257,12 @@ final class Ceiling implements Scenario {
 
     /** A claimer: claims batches until a claim comes back empty, handing each to the writers. */
     private static void claimLoop(
-            HikariDataSource ds, Database db, String owner, int batch, BlockingQueue<List<Claimed>> handoff)
+            HikariDataSource ds,
+            Database db,
+            String owner,
+            int batch,
+            BlockingQueue<List<Claimed>> handoff,
+            AtomicReference<Throwable> writerFailed)
             throws SQLException, InterruptedException {
         try (Connection c = ds.getConnection()) {
             prepare(c, db);
@@ -252,9 +271,27 @@ final class Ceiling implements Scenario {
                 if (claimed.isEmpty()) {
                     return;
                 }
-                handoff.put(claimed);
+                if (!handOff(handoff, claimed, writerFailed)) {
+                    return; // a writer failed: its future carries the error
+                }
             }
         }
+    }
+
+    /**
+     * Puts {@code item} into the hand-off, waiting for room as {@code put} does, but gives up once a
+     * completion writer has failed (which may leave no one to make room).
+     *
+     * @return {@code true} if handed off, {@code false} if a writer failed first
+     */
+    static <T> boolean handOff(BlockingQueue<T> handoff, T item, AtomicReference<Throwable> writerFailed)
+            throws InterruptedException {
+        while (writerFailed.get() == null) {
+            if (handoff.offer(item, 50, TimeUnit.MILLISECONDS)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A completion writer: takes whatever has queued up, marks it SUCCEEDED in one statement, commits. */
