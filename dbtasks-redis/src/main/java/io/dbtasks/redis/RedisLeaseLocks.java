@@ -37,7 +37,11 @@ import java.util.function.Supplier;
  * Acquire, renew (check-and-extend), release (check-and-delete) and find are Lua scripts, each
  * atomic on the server, so a holder whose key expired and was re-granted cannot extend or delete the
  * new holder's key (the pattern of the Redis documentation's "Distributed locks with Redis").
- * Expiry is Redis's clock ({@code TIME} and the key's TTL). Waiters line up first come, first
+ * Expiry is Redis's clock: the key's absolute expiry as Redis stores it ({@code PEXPIRETIME},
+ * Redis 7.0 and later), so acquire, renew and find report the same instant for one grant; on an
+ * older Redis, {@code TIME} plus {@code PTTL}, which can differ by a millisecond between calls
+ * because Redis freezes its clock for expiry during a script but not for {@code TIME}. Waiters line
+ * up first come, first
  * served in two sorted sets, {@code <prefix>{name}:line} (tickets from the same counter) and {@code
  * :alive} (their expiry). The braces make all keys of a name hash to one Redis Cluster slot.
  *
@@ -70,23 +74,30 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
             + "  return redis.call('GET', k)\n"
             + "end\n";
 
+    // The key's absolute expiry in Unix milliseconds, exactly as stored (see the class doc).
+    private static final String EXPIRY = "local function expiry(k)\n"
+            + "  local ok, at = pcall(redis.call, 'PEXPIRETIME', k)\n"
+            + "  if ok then return at end\n"
+            + "  local t = redis.call('TIME')\n"
+            + "  return t[1] * 1000 + math.floor(t[2] / 1000) + redis.call('PTTL', k)\n"
+            + "end\n";
+
     private static final String ACQUIRE = NEXT_TOKEN
+            + EXPIRY
             + "if redis.call('EXISTS', KEYS[1]) == 1 then return {} end\n"
             + "local token = next_token(KEYS[2])\n"
             + "redis.call('SET', KEYS[1], token .. '|' .. ARGV[1], 'NX', 'PX', ARGV[2])\n"
-            + "local t = redis.call('TIME')\n"
-            + "return {tonumber(token), t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])}";
-    private static final String RENEW = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
+            + "return {tonumber(token), expiry(KEYS[1])}";
+    private static final String RENEW = EXPIRY
+            + "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
             + "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-            + "local t = redis.call('TIME')\n"
-            + "return t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])";
+            + "return expiry(KEYS[1])";
     private static final String RELEASE =
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n" + "return 0";
-    private static final String FIND = "local v = redis.call('GET', KEYS[1])\n"
+    private static final String FIND = EXPIRY
+            + "local v = redis.call('GET', KEYS[1])\n"
             + "if not v then return {} end\n"
-            + "local ttl = redis.call('PTTL', KEYS[1])\n"
-            + "local t = redis.call('TIME')\n"
-            + "return {v, t[1] * 1000 + math.floor(t[2] / 1000) + ttl}";
+            + "return {v, expiry(KEYS[1])}";
     // The line of waiters: KEYS[1] orders tickets (score = ticket), KEYS[2] holds their expiry.
     private static final String JOIN = NEXT_TOKEN
             + "local t = next_token(KEYS[3])\n"
