@@ -342,6 +342,86 @@ public abstract class EnqueueContract extends EngineHarness {
         }
     }
 
+    /**
+     * A multi-row enqueue (one statement: a multi-row VALUES, or on PostgreSQL one INSERT over
+     * arrays) stores each row's own value of every field, text that an array or SQL literal would
+     * have to escape included, and returns each row as stored.
+     */
+    @Test
+    void enqueueAllStoresEachRowsOwnFieldsAndTextAsGiven() {
+        DbTasks tasks = producer();
+        Instant at = Instant.parse("2031-05-06T07:08:09.123456Z");
+        String[] awkward = {
+            "NULL", "quote \" backslash \\ comma , braces {} parens ()", "ünïcødé ✓ 中文", " spaced ", "'single' ;--"
+        };
+        List<TaskRequest> requests = new ArrayList<>();
+        for (int i = 0; i < awkward.length; i++) {
+            TaskRequest.Builder b = TaskRequest.builder(KIND)
+                    .queue(i % 2 == 0 ? "even" : "odd")
+                    .name(awkward[i])
+                    .reference(i == 4 ? null : awkward[(i + 1) % awkward.length])
+                    .payload(i == 2 ? null : new Report(awkward[i], i))
+                    .priority(-i)
+                    .maxAttempts(i + 1)
+                    .retryPolicy(
+                            i % 2 == 0
+                                    ? io.dbtasks.RetryPolicy.fixed(Duration.ofMillis(250 + i))
+                                    : io.dbtasks.RetryPolicy.exponential(
+                                            Duration.ofSeconds(i), 1.5 + i, Duration.ofMinutes(i), 0.1 * i))
+                    .timeout(i % 2 == 0 ? null : Duration.ofSeconds(i))
+                    .traceParent(i == 3 ? "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" : null);
+            if (i % 2 == 0) {
+                b.runAt(at.plusSeconds(i));
+            } else {
+                b.runAfter(Duration.ofMinutes(i));
+            }
+            requests.add(b.build());
+        }
+        List<EnqueueResult> results = tasks.enqueueAll(requests);
+
+        assertThat(results).hasSize(awkward.length);
+        for (int i = 0; i < awkward.length; i++) {
+            Task t = results.get(i).task();
+            assertThat(t)
+                    .as("row %d as returned and as stored", i)
+                    .isEqualTo(tasks.find(t.id()).orElseThrow());
+            assertThat(t.name()).isEqualTo(awkward[i]);
+            assertThat(t.reference()).isEqualTo(i == 4 ? null : awkward[(i + 1) % awkward.length]);
+            assertThat(t.queue()).isEqualTo(i % 2 == 0 ? "even" : "odd");
+            assertThat(t.priority()).isEqualTo(-i);
+            assertThat(t.maxAttempts()).isEqualTo(i + 1);
+            assertThat(t.traceParent())
+                    .isEqualTo(i == 3 ? "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" : null);
+            if (i == 2) {
+                assertThat(t.payload()).isIn(null, "null");
+            } else {
+                assertThat(t.payload()).contains(String.valueOf(i)).contains("\"day\"");
+            }
+            if (i % 2 == 0) {
+                assertThat(t.runAt()).isEqualTo(at.plusSeconds(i));
+            } else {
+                assertThat(Duration.between(t.createdAt(), t.runAt()))
+                        .isCloseTo(Duration.ofMinutes(i), Duration.ofSeconds(1));
+            }
+            String row = " WHERE id = " + t.id();
+            assertThat(count("SELECT COUNT(*) FROM dbtasks_task" + row + " AND status = 'PENDING' AND attempt = 0"
+                            + (i % 2 == 0
+                                    ? " AND backoff = 'FIXED' AND backoff_initial_ms = " + (250 + i)
+                                            + " AND timeout_ms IS NULL"
+                                    : " AND backoff = 'EXPONENTIAL' AND backoff_initial_ms = " + (1000 * i)
+                                            + " AND backoff_max_ms = " + (60_000 * i) + " AND timeout_ms = "
+                                            + (1000 * i))))
+                    .as("row %d's retry policy and timeout", i)
+                    .isEqualTo(1);
+            assertThat(tasks.find(t.id()).orElseThrow().payload()).isEqualTo(t.payload());
+        }
+        Report back = tools.jackson.databind.json.JsonMapper.builder()
+                .build()
+                .readValue(tasks.find(results.get(1).task().id()).orElseThrow().payload(), Report.class);
+        assertThat(back).isEqualTo(new Report(awkward[1], 1));
+        assertThat(results.stream().map(r -> r.task().id()).toList()).isSorted();
+    }
+
     @Test
     void enqueueAllOfManyKeylessTasksReturnsThemInRequestOrderAmongKeyedOnes() {
         DbTasks tasks = producer();

@@ -165,6 +165,23 @@ public interface Dialect {
     }
 
     /**
+     * One INSERT of any number of keyless tasks whose text does not depend on how many there are,
+     * where the database has one, so that the driver prepares it once per connection instead of
+     * parsing and planning a new multi-row VALUES for each batch size. Binds arrays, one
+     * element per task, in this order: queue, kind, name, reference, payload, priority, max attempts,
+     * backoff, backoff initial (ms), backoff max (ms), backoff multiplier, backoff jitter, timeout
+     * (ms, null for none), trace parent, run at as whole seconds since the Unix epoch and the
+     * microseconds after them (both null for now plus the next array's delay), and run after (ms).
+     * Seventeen arrays in all. Rows are inserted, and their identity values drawn, in array order;
+     * the statement returns {@link #GENERATED_COLUMNS} of each.
+     *
+     * @return the statement, or empty to insert with a multi-row VALUES
+     */
+    default Optional<String> insertManySql() {
+        return Optional.empty();
+    }
+
+    /**
      * One statement that moves a batch of failed attempts' tasks back to PENDING for their retries
      * and inserts their attempt rows, where the database has one for it; binds eleven arrays in this
      * order: id, lease token, backoff (ms), last error, duration (ms), worker, outcome, error class,

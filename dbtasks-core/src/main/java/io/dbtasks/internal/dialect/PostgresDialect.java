@@ -197,6 +197,24 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public Optional<String> insertManySql() {
+        return Optional.of("INSERT INTO dbtasks_task (queue, kind, name, reference, payload, status, priority, attempt,"
+                + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter,"
+                + " timeout_ms, trace_parent, run_at, created_at, updated_at)"
+                + " SELECT queue, kind, name, reference, payload, " + Dialect.status(TaskStatus.PENDING)
+                + ", priority, 0, max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms,"
+                + " trace_parent, COALESCE(to_timestamp(run_at_s) + run_at_us * INTERVAL '1 microsecond',"
+                + " clock_timestamp() + after_ms * INTERVAL '1 millisecond'),"
+                + " statement_timestamp(), statement_timestamp()"
+                + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::integer[],"
+                + " ?::text[], ?::bigint[], ?::bigint[], ?::float8[], ?::float8[], ?::bigint[], ?::text[], ?::bigint[],"
+                + " ?::integer[], ?::bigint[]) WITH ORDINALITY AS r(queue, kind, name, reference, payload, priority,"
+                + " max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms, trace_parent, run_at_s,"
+                + " run_at_us, after_ms, ord)"
+                + " ORDER BY ord RETURNING " + GENERATED_COLUMNS);
+    }
+
+    @Override
     public Optional<String> retryBatchSql() {
         return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
                 + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, delay_ms, reason,"
