@@ -312,6 +312,21 @@ public final class Enqueuer {
         return r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE;
     }
 
+    /** @return the request's retry policy, else the engine's default */
+    private RetryPolicy policyOf(TaskRequest r) {
+        return r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
+    }
+
+    /** @return the request's most attempts, else the engine's default */
+    private int maxAttemptsOf(TaskRequest r) {
+        return r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
+    }
+
+    /** @return the request's timeout, else the engine's default; null for none */
+    private java.time.Duration timeoutOf(TaskRequest r) {
+        return r.timeout() != null ? r.timeout() : config.defaultTimeout();
+    }
+
     /** Enqueues on the caller's connection and transaction. */
     public List<EnqueueResult> enqueue(Connection connection, List<TaskRequest> requests) {
         List<String> payloads = payloads(requests);
@@ -674,7 +689,7 @@ public final class Enqueuer {
 
     /** The task just inserted for {@code r}: what the database filled in, and what {@link #bind} wrote. */
     private Task inserted(Generated g, TaskRequest r, String payload) {
-        int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
+        int maxAttempts = maxAttemptsOf(r);
         return new Task(
                 g.id(),
                 queueOf(r),
@@ -722,14 +737,14 @@ public final class Enqueuer {
         Long[] runAfters = new Long[n];
         for (int k = 0; k < n; k++) {
             TaskRequest r = requests.get(k);
-            RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
-            var timeout = r.timeout() != null ? r.timeout() : config.defaultTimeout();
+            RetryPolicy policy = policyOf(r);
+            var timeout = timeoutOf(r);
             queues[k] = queueOf(r);
             kinds[k] = r.kind();
             names[k] = r.name();
             references[k] = r.reference();
             priorities[k] = r.priority();
-            maxAttempts[k] = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
+            maxAttempts[k] = maxAttemptsOf(r);
             backoffs[k] = policy.backoff().name();
             initials[k] = policy.initial().toMillis();
             maxima[k] = policy.max().toMillis();
@@ -765,9 +780,9 @@ public final class Enqueuer {
     }
 
     private int bind(PreparedStatement ps, int i, TaskRequest r, String payload) throws SQLException {
-        RetryPolicy policy = r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
-        int maxAttempts = r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
-        var timeout = r.timeout() != null ? r.timeout() : config.defaultTimeout();
+        RetryPolicy policy = policyOf(r);
+        int maxAttempts = maxAttemptsOf(r);
+        var timeout = timeoutOf(r);
         ps.setString(i++, queueOf(r));
         ps.setString(i++, r.kind());
         ps.setString(i++, r.idempotencyKey());
