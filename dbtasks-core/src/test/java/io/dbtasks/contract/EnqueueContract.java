@@ -403,15 +403,17 @@ public abstract class EnqueueContract extends EngineHarness {
                 assertThat(Duration.between(t.createdAt(), t.runAt()))
                         .isCloseTo(Duration.ofMinutes(i), Duration.ofSeconds(1));
             }
+            io.dbtasks.RetryPolicy policy = requests.get(i).retryPolicy();
             String row = " WHERE id = " + t.id();
             assertThat(count("SELECT COUNT(*) FROM dbtasks_task" + row + " AND status = 'PENDING' AND attempt = 0"
-                            + (i % 2 == 0
-                                    ? " AND backoff = 'FIXED' AND backoff_initial_ms = " + (250 + i)
-                                            + " AND timeout_ms IS NULL"
-                                    : " AND backoff = 'EXPONENTIAL' AND backoff_initial_ms = " + (1000 * i)
-                                            + " AND backoff_max_ms = " + (60_000 * i) + " AND timeout_ms = "
-                                            + (1000 * i))))
-                    .as("row %d's retry policy and timeout", i)
+                            + " AND kind = '" + KIND + "' AND backoff = '"
+                            + policy.backoff().name() + "'"
+                            + " AND backoff_initial_ms = " + policy.initial().toMillis()
+                            + " AND backoff_max_ms = " + policy.max().toMillis()
+                            + " AND backoff_multiplier = " + policy.multiplier()
+                            + " AND backoff_jitter = " + policy.jitter()
+                            + (i % 2 == 0 ? " AND timeout_ms IS NULL" : " AND timeout_ms = " + (1000 * i))))
+                    .as("row %d's retry policy %s and timeout", i, policy)
                     .isEqualTo(1);
             assertThat(tasks.find(t.id()).orElseThrow().payload()).isEqualTo(t.payload());
         }

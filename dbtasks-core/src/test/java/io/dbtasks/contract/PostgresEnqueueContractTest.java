@@ -28,6 +28,7 @@ class PostgresEnqueueContractTest extends EnqueueContract {
                 Instant.parse("1969-12-31T23:59:59.999999Z"),
                 Instant.parse("1901-02-03T04:05:06.000001Z"),
                 Instant.parse("+12345-06-07T08:09:10.123456Z"),
+                Instant.parse("+123456-06-07T08:09:10.654321Z"),
                 Instant.parse("2031-05-06T07:08:09.1234565Z"),
                 Instant.parse("2031-05-06T07:08:09.9999997Z"));
         for (Instant at : times) {

@@ -187,7 +187,7 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
                         ScriptOutputType.MULTI,
                         new String[] {key(name), counter(name)},
                         owner,
-                        String.valueOf(lease.toMillis())));
+                        String.valueOf(pxMillis(lease))));
         if (granted.isEmpty()) {
             return Optional.empty();
         }
@@ -206,10 +206,19 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
                         ScriptOutputType.INTEGER,
                         new String[] {key(lease.name())},
                         value(lease),
-                        String.valueOf(duration.toMillis())));
+                        String.valueOf(pxMillis(duration))));
         return expiresAt == 0
                 ? Optional.empty()
                 : Optional.of(new Lease(lease.name(), lease.token(), lease.owner(), Instant.ofEpochMilli(expiresAt)));
+    }
+
+    /**
+     * A lease in Redis's whole milliseconds, rounded up so that a positive lease under a millisecond
+     * is one millisecond, never {@code PX 0} (refused) or {@code PEXPIRE 0} (which deletes the key).
+     */
+    private static long pxMillis(Duration lease) {
+        long millis = lease.toMillis();
+        return lease.equals(Duration.ofMillis(millis)) ? millis : millis + 1;
     }
 
     @Override

@@ -52,4 +52,23 @@ class RedisLeaseLockContractTest extends LeaseLockContract {
             assertThat(a.release(renewed)).isTrue();
         }
     }
+
+    /**
+     * A positive lease shorter than Redis's millisecond is one millisecond: before, a renewal of
+     * 0.5 ms sent {@code PEXPIRE 0}, which deleted the key, and reported success.
+     */
+    @Test
+    void leasesUnderAMillisecondAreOneMillisecondNotZero() {
+        LeaseLocks a = locksOf("A");
+        String name = "sub-ms-" + prefix;
+        Lease granted = a.tryAcquire(name, Duration.ofSeconds(30)).orElseThrow();
+        Lease renewed = a.renew(granted, Duration.ofNanos(500_000)).orElseThrow();
+        assertThat(renewed.expiresAt()).isAfter(java.time.Instant.parse("2020-01-01T00:00:00Z"));
+        assertThat(renewed.token()).isEqualTo(granted.token());
+        java.util.Optional<Lease> shortOne = a.tryAcquire(name + "-2", Duration.ofNanos(1));
+        assertThat(shortOne)
+                .as("a 1 ns lease is granted as 1 ms, not refused by Redis")
+                .isPresent();
+        assertThat(shortOne.get().expiresAt()).isAfter(java.time.Instant.parse("2020-01-01T00:00:00Z"));
+    }
 }

@@ -203,7 +203,10 @@ public final class PostgresDialect implements Dialect {
                 + " timeout_ms, trace_parent, run_at, created_at, updated_at)"
                 + " SELECT queue, kind, name, reference, payload, " + Dialect.status(TaskStatus.PENDING)
                 + ", priority, 0, max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms,"
-                + " trace_parent, COALESCE(to_timestamp(run_at_s) + run_at_us * INTERVAL '1 microsecond',"
+                // to_timestamp multiplies in double precision: whole millions of seconds and the rest
+                // apart keep every product exact, whatever the year.
+                + " trace_parent, COALESCE(to_timestamp(run_at_s - run_at_s % 1000000)"
+                + " + (run_at_s % 1000000) * INTERVAL '1 second' + run_at_us * INTERVAL '1 microsecond',"
                 + " clock_timestamp() + after_ms * INTERVAL '1 millisecond'),"
                 + " statement_timestamp(), statement_timestamp()"
                 + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::integer[],"
