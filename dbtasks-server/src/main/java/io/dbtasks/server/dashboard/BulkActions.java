@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
@@ -72,6 +74,7 @@ public class BulkActions implements DisposableBean {
         private volatile String lastSkipReason;
         private volatile String error;
         private volatile Instant finishedAt;
+        private final CompletableFuture<Job> whenFinished = new CompletableFuture<>();
 
         Job(long id, Action action, TaskSearch search, String by) {
             this.id = id;
@@ -122,6 +125,11 @@ public class BulkActions implements DisposableBean {
 
         public boolean finished() {
             return finishedAt != null;
+        }
+
+        /** @return completes with this job when it has finished, however it ended */
+        public CompletionStage<Job> whenFinished() {
+            return whenFinished.minimalCompletionStage();
         }
     }
 
@@ -224,6 +232,7 @@ public class BulkActions implements DisposableBean {
             job.finishedAt = Instant.now();
             snapshots.refreshSoon();
             log.info("Bulk {} job {}: {} done, {} skipped", job.action, job.id, job.done(), job.skipped());
+            job.whenFinished.complete(job);
         }
     }
 

@@ -18,6 +18,7 @@ import io.dbtasks.job.JobRun;
 import io.dbtasks.schedule.ScheduleInfo;
 import io.dbtasks.schedule.ScheduleNotFoundException;
 import io.dbtasks.schedule.Schedules;
+import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.server.security.Roles;
 import java.security.Principal;
@@ -429,6 +430,8 @@ public class DashboardController {
         requireAdminFor(BulkActions.Action.of(action));
         BulkActions.Job job =
                 actions.start(BulkActions.Action.of(action), search, user == null ? "anonymous" : user.getName());
+        AuditDetails.filter(search.query());
+        AuditDetails.touchedWhenDone(job.whenFinished().thenApply(BulkActions.Job::done));
         return "redirect:/dashboard/bulk/" + job.id();
     }
 
@@ -581,6 +584,7 @@ public class DashboardController {
         } catch (BatchNotFoundException e) {
             throw new TaskNotFoundException(e.getMessage());
         }
+        AuditDetails.touched(sent);
         snapshots.refreshSoon();
         flash.addFlashAttribute("message", "Batch " + batchId + ": " + sent + " failed chunk(s) sent back to PENDING");
         return "redirect:/dashboard/batches";

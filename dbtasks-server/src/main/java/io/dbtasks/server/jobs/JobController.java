@@ -13,6 +13,7 @@ import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
 import io.dbtasks.server.api.BadRequestException;
+import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.spring.TaskMethodRegistrar;
 import java.net.URI;
 import java.time.Duration;
@@ -168,6 +169,13 @@ public class JobController {
                     "Give exactly one of {\"businessType\": \"order\"}, {\"codes\": [\"a\", \"b\"]}"
                             + " or {\"failed\": true} (optionally with \"businessType\")");
         }
+        AuditDetails.filter(
+                failed
+                        ? "failed"
+                                + (blankToNull(body.businessType()) == null
+                                        ? ""
+                                        : ", businessType=" + body.businessType())
+                        : byCodes ? "codes=" + body.codes() : "businessType=" + body.businessType());
         JobRunSummary summary;
         if (failed) {
             summary = dbTasks.jobs().rerunFailed(blankToNull(body.businessType()));
@@ -182,6 +190,7 @@ public class JobController {
             }
             summary = dbTasks.jobs().runBusinessType(body.businessType());
         }
+        AuditDetails.touched(summary.enqueued());
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(summary);
     }
 
@@ -249,7 +258,9 @@ public class JobController {
      */
     @PostMapping("/batches/{id}/retries")
     public Map<String, Integer> retryBatch(@PathVariable long id) {
-        return Map.of("retried", dbTasks.batches().retryFailed(id));
+        int retried = dbTasks.batches().retryFailed(id);
+        AuditDetails.touched(retried);
+        return Map.of("retried", retried);
     }
 
     private JobDefinition definition(String code, JobRequest body) {

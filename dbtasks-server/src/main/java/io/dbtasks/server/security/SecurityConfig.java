@@ -1,5 +1,6 @@
 package io.dbtasks.server.security;
 
+import io.dbtasks.server.audit.AuditConfig;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -45,7 +46,7 @@ import org.springframework.security.web.util.matcher.RegexRequestMatcher;
  * {@code /images}, {@code /favicon.ico}) are anonymous. Method security ({@code @PreAuthorize}) is
  * on for finer rules. Security headers: a Content-Security-Policy without inline scripts,
  * {@code X-Frame-Options: DENY}, {@code nosniff}, a same-origin referrer policy and a restrictive
- * Permissions-Policy.
+ * Permissions-Policy. Both chains record state-changing requests in the audit log ({@link AuditConfig}).
  */
 @Configuration
 @EnableMethodSecurity
@@ -125,6 +126,7 @@ public class SecurityConfig {
                 .requestCache(r -> r.disable())
                 .exceptionHandling(e -> e.authenticationEntryPoint(problems).accessDeniedHandler(problems))
                 .headers(SecurityConfig::headers);
+        AuditConfig.recordIn(http);
         return http.build();
     }
 
@@ -160,6 +162,7 @@ public class SecurityConfig {
                 .addFilterBefore(new BearerTokenFilter(users, problems), BasicAuthenticationFilter.class)
                 .exceptionHandling(e -> e.authenticationEntryPoint(entryPoint).accessDeniedHandler(problems))
                 .headers(SecurityConfig::headers);
+        AuditConfig.recordIn(http);
         return http.build();
     }
 
