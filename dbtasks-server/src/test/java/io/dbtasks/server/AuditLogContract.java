@@ -198,7 +198,7 @@ abstract class AuditLogContract {
         RawHttp.Response bulk = form(admin, "POST", "/dashboard/bulk", "action=cancel&state=PENDING&queue=" + queue);
         assertThat(bulk.status()).isEqualTo(302);
         long bulkEntry = onlyEntryAfter(before, "bulk").path("id").asLong();
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT).untilAsserted(() -> {
             JsonNode e = entryById(bulkEntry);
             assertThat(e.path("action").asString()).isEqualTo("POST /dashboard/bulk");
             assertThat(e.path("filter").asString()).contains("state=PENDING", "queue=" + queue);
@@ -297,7 +297,7 @@ abstract class AuditLogContract {
         jdbc.update(insert, now - Duration.ofHours(2).toMillis(), "old-" + run);
         jdbc.update(insert, now - Duration.ofMinutes(10).toMillis(), "recent-" + run);
         String count = "SELECT COUNT(*) FROM dbtasks_server_audit WHERE actor = ?";
-        await().atMost(WAIT)
+        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT)
                 .untilAsserted(() -> assertThat(jdbc.queryForObject(count, Long.class, "old-" + run))
                         .isZero());
         assertThat(jdbc.queryForObject(count, Long.class, "recent-" + run)).isEqualTo(1);
@@ -396,7 +396,7 @@ abstract class AuditLogContract {
 
     /** Waits for the request's entry, then checks it is the only one. */
     private JsonNode onlyEntryAfter(long id, String what) {
-        await().atMost(WAIT).until(() -> !entriesAfter(id).isEmpty());
+        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT).until(() -> !entriesAfter(id).isEmpty());
         List<JsonNode> entries = entriesAfter(id);
         assertThat(entries).as("entries of " + what).hasSize(1);
         return entries.get(0);
