@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -198,7 +199,7 @@ abstract class AuditLogContract {
         RawHttp.Response bulk = form(admin, "POST", "/dashboard/bulk", "action=cancel&state=PENDING&queue=" + queue);
         assertThat(bulk.status()).isEqualTo(302);
         long bulkEntry = onlyEntryAfter(before, "bulk").path("id").asLong();
-        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT).untilAsserted(() -> {
+        waiting().untilAsserted(() -> {
             JsonNode e = entryById(bulkEntry);
             assertThat(e.path("action").asString()).isEqualTo("POST /dashboard/bulk");
             assertThat(e.path("filter").asString()).contains("state=PENDING", "queue=" + queue);
@@ -297,7 +298,7 @@ abstract class AuditLogContract {
         jdbc.update(insert, now - Duration.ofHours(2).toMillis(), "old-" + run);
         jdbc.update(insert, now - Duration.ofMinutes(10).toMillis(), "recent-" + run);
         String count = "SELECT COUNT(*) FROM dbtasks_server_audit WHERE actor = ?";
-        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT)
+        waiting()
                 .untilAsserted(() -> assertThat(jdbc.queryForObject(count, Long.class, "old-" + run))
                         .isZero());
         assertThat(jdbc.queryForObject(count, Long.class, "recent-" + run)).isEqualTo(1);
@@ -394,9 +395,15 @@ abstract class AuditLogContract {
         throw new AssertionError("no audit entry " + id);
     }
 
+    private static ConditionFactory waiting() {
+        return await().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .atMost(WAIT);
+    }
+
     /** Waits for the request's entry, then checks it is the only one. */
     private JsonNode onlyEntryAfter(long id, String what) {
-        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).atMost(WAIT).until(() -> !entriesAfter(id).isEmpty());
+        waiting().until(() -> !entriesAfter(id).isEmpty());
         List<JsonNode> entries = entriesAfter(id);
         assertThat(entries).as("entries of " + what).hasSize(1);
         return entries.get(0);
