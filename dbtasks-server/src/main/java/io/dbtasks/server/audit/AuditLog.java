@@ -172,30 +172,6 @@ public class AuditLog implements DisposableBean {
     }
 
     /**
-     * Entries stored after a given one, oldest first, for tests and tools that follow the log.
-     *
-     * @param afterId only entries with a larger id
-     * @param limit at most this many, 1 to {@value #MAX_PAGE_SIZE}
-     * @return the entries
-     */
-    public List<AuditEntry> after(long afterId, int limit) {
-        if (limit < 1 || limit > MAX_PAGE_SIZE) {
-            throw new IllegalArgumentException("'limit' must be 1 to " + MAX_PAGE_SIZE + ", got " + limit);
-        }
-        return jdbc.query(
-                "SELECT " + COLUMNS + " FROM dbtasks_server_audit WHERE id > ? ORDER BY id LIMIT ?",
-                (rs, n) -> entry(rs),
-                afterId,
-                limit);
-    }
-
-    /** @return the largest id stored, 0 when the log is empty */
-    public long lastId() {
-        Long id = jdbc.queryForObject("SELECT MAX(id) FROM dbtasks_server_audit", Long.class);
-        return id == null ? 0 : id;
-    }
-
-    /**
      * Deletes the entries older than the retention.
      *
      * @return how many were deleted
