@@ -536,6 +536,17 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Transactions of this engine that the database rolled back as a deadlock victim or a
+     * serialization failure (SQLState class 40), since {@link Builder#build()}, whether they were
+     * then run again or not. Thread-safe.
+     *
+     * @return the count, 0 if none
+     */
+    public long deadlocks() {
+        return engine.deadlocks();
+    }
+
+    /**
      * A snapshot of the engine's database health: the last success, failures in a row, the last
      * failure or stall. Cheap (no database call); thread-safe.
      *

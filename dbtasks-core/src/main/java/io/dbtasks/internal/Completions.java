@@ -124,8 +124,8 @@ final class Completions {
         }
         String in = String.join(", ", Collections.nCopies(byId.size(), "?"));
         List<Success> held = new ArrayList<>(byId.size());
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token FROM dbtasks_task WHERE id IN (" + in
-                + ") AND " + TaskUpdate.is("status", TaskStatus.RUNNING) + dialect.forUpdate())) {
+        try (PreparedStatement ps =
+                c.prepareStatement(TaskUpdate.lockRunning(dialect, "id, lease_token", byId.size()))) {
             int i = 1;
             for (Long id : byId.keySet()) {
                 ps.setLong(i++, id);
@@ -433,9 +433,8 @@ final class Completions {
         for (Failure f : list) {
             ids.add(f.task().id());
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, cancel_requested FROM dbtasks_task"
-                + " WHERE id IN (" + String.join(", ", Collections.nCopies(ids.size(), "?")) + ") AND "
-                + TaskUpdate.is("status", TaskStatus.RUNNING) + dialect.forUpdate())) {
+        try (PreparedStatement ps =
+                c.prepareStatement(TaskUpdate.lockRunning(dialect, "id, lease_token, cancel_requested", ids.size()))) {
             int i = 1;
             for (Long id : ids) {
                 ps.setLong(i++, id);

@@ -603,4 +603,9 @@ public final class Engine {
     public long droppedEvents() {
         return events.dropped();
     }
+
+    /** @return transactions rolled back as deadlock victims, see {@link Jdbc#deadlocks()} */
+    public long deadlocks() {
+        return jdbc.deadlocks();
+    }
 }

@@ -32,6 +32,7 @@ public final class Jdbc {
     private final DataSource dataSource;
     private final int timeoutMillis;
     private final HealthTracker health;
+    private final java.util.concurrent.atomic.LongAdder deadlocks = new java.util.concurrent.atomic.LongAdder();
 
     /** Without a statement timeout. */
     public Jdbc(DataSource dataSource) {
@@ -132,6 +133,9 @@ public final class Jdbc {
                 restoreNetworkTimeout(c, previous);
             }
         } catch (SQLException e) {
+            if (rolledBackAsVictim(e)) {
+                deadlocks.increment();
+            }
             DbTasksException failure = failure(what, e);
             if (isStall(e)) {
                 String message = what + " stalled longer than statementTimeout (" + timeoutMillis
@@ -178,6 +182,14 @@ public final class Jdbc {
             }
         }
         return false;
+    }
+
+    /**
+     * @return how many units of work through this instance the database rolled back as a deadlock
+     *     victim or serialization failure (SQLState class 40); thread-safe
+     */
+    long deadlocks() {
+        return deadlocks.sum();
     }
 
     /** @return the health snapshot of the work done through this instance */

@@ -179,13 +179,33 @@ public final class Leases {
     private List<Rescued> rescueInTransaction(Set<Long> holding) {
         return jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
+            // Candidates first, read without locks through the rescue index; then only their rows
+            // are locked, by primary key and in key order, as settling locks them. A locking read
+            // through the rescue index would hold other tasks' index entries while it waits for
+            // rows that settling holds, and settling waits for those entries: a deadlock.
+            List<Long> candidates = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT id FROM dbtasks_task WHERE "
+                    + TaskUpdate.is("status", TaskStatus.RUNNING) + " AND lease_expires_at < " + dialect.now()
+                    + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH)) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        candidates.add(rs.getLong(1));
+                    }
+                }
+            }
+            if (candidates.isEmpty()) {
+                return List.of();
+            }
+            java.util.Collections.sort(candidates);
             List<Expired> expired = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT id, lease_token, attempt, max_attempts,"
-                    + " queue, kind, lease_owner, cancel_requested, started_at, " + dialect.now()
-                    + " AS db_now FROM dbtasks_task WHERE " + TaskUpdate.is("status", TaskStatus.RUNNING)
-                    + " AND lease_expires_at < "
-                    + dialect.now() + " ORDER BY lease_expires_at LIMIT " + RESCUE_BATCH
-                    + dialect.forUpdateSkipLocked())) {
+            try (PreparedStatement ps = c.prepareStatement(TaskUpdate.lockExpired(
+                    dialect,
+                    "id, lease_token, attempt, max_attempts, queue, kind, lease_owner, cancel_requested, started_at, "
+                            + dialect.now() + " AS db_now",
+                    candidates.size()))) {
+                for (int i = 0; i < candidates.size(); i++) {
+                    ps.setLong(i + 1, candidates.get(i));
+                }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         expired.add(new Expired(

@@ -27,6 +27,9 @@ import java.util.List;
  * <p>Immutable; thread-safe.
  */
 final class TaskUpdate {
+    /** A condition on the primary key: such an update reads and locks through the key alone. */
+    private static final java.util.regex.Pattern BY_KEY = java.util.regex.Pattern.compile("(^| )id (= \\?|IN \\()");
+
     private final Dialect dialect;
     private final String set;
     private final String where;
@@ -95,7 +98,8 @@ final class TaskUpdate {
         if (set.isEmpty() || where.isEmpty()) {
             throw new IllegalStateException("a task UPDATE needs assignments and a guard");
         }
-        return "UPDATE dbtasks_task SET " + set + (touch ? ", updated_at = " + dialect.now() : "") + " WHERE " + where;
+        String table = BY_KEY.matcher(where).find() ? dialect.taskTableByKey() : "dbtasks_task";
+        return "UPDATE " + table + " SET " + set + (touch ? ", updated_at = " + dialect.now() : "") + " WHERE " + where;
     }
 
     /**
@@ -162,6 +166,39 @@ final class TaskUpdate {
     }
 
     /** @return the condition that a column is {@code status}, for reads that go with a transition */
+    /**
+     * The settling's locking read: the RUNNING rows among {@code ids} task ids, locked by primary
+     * key ({@link Dialect#taskTableByKey()}). Binds: the ids.
+     *
+     * @param dialect the database's dialect
+     * @param columns the columns to read
+     * @param ids how many ids are bound
+     * @return the statement
+     */
+    static String lockRunning(Dialect dialect, String columns, int ids) {
+        return "SELECT " + columns + " FROM " + dialect.taskTableByKey() + " WHERE id IN ("
+                + String.join(", ", java.util.Collections.nCopies(ids, "?")) + ") AND "
+                + is("status", TaskStatus.RUNNING)
+                + dialect.forUpdate();
+    }
+
+    /**
+     * The rescue's locking read: of {@code ids} candidates (found by a read that locks nothing),
+     * the rows still RUNNING with an expired lease, locked by primary key in key order, skipping
+     * rows another transaction holds. Binds: the ids.
+     *
+     * @param dialect the database's dialect
+     * @param columns the columns to read
+     * @param ids how many ids are bound
+     * @return the statement
+     */
+    static String lockExpired(Dialect dialect, String columns, int ids) {
+        return "SELECT " + columns + " FROM " + dialect.taskTableByKey() + " WHERE id IN ("
+                + String.join(", ", java.util.Collections.nCopies(ids, "?")) + ") AND "
+                + is("status", TaskStatus.RUNNING)
+                + " AND lease_expires_at < " + dialect.now() + " ORDER BY id" + dialect.forUpdateSkipLocked();
+    }
+
     static String is(String column, TaskStatus status) {
         return column + " = " + Dialect.status(status);
     }

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
@@ -51,7 +52,7 @@ class ClusterTest {
     @EnumSource(
             value = TestDatabase.class,
             names = {"POSTGRESQL", "MARIADB"})
-    void twentyThousandTasksOnSixEnginesRunExactlyOnceEach(TestDatabase db) throws Exception {
+    void twentyThousandTasksOnSixEnginesRunExactlyOnceEach(TestDatabase db, @TempDir Path logs) throws Exception {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         DataSource ds = db.dataSource();
         DbTasks.builder(ds).workers(false).build().close(); // migrate
@@ -73,16 +74,16 @@ class ClusterTest {
         producer.enqueueAll(batch);
 
         List<Process> processes = new ArrayList<>();
-        List<Path> logs = new ArrayList<>();
+        List<Path> logFiles = new ArrayList<>();
         long start = System.nanoTime();
         for (int p = 0; p < PROCESSES; p++) {
-            Path logFile = Files.createTempFile("dbtasks-cluster-proc-" + p, ".log");
-            logs.add(logFile);
+            Path logFile = Files.createTempFile(logs, "dbtasks-cluster-proc-" + p, ".log");
+            logFiles.add(logFile);
             processes.add(startWorkerProcess(db, "proc-" + p, logFile));
         }
         // The worker processes first: started after them, the in-process engines (no JVM to boot)
         // could burn the whole backlog before a process was ready to claim.
-        for (Path logFile : logs) {
+        for (Path logFile : logFiles) {
             awaitReady(logFile);
         }
         List<DbTasks> engines = new ArrayList<>();

@@ -9,6 +9,7 @@ import io.dbtasks.DbTasks;
 import io.dbtasks.EnqueueResult;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.testing.LogCapture;
+import io.dbtasks.testing.OwnPostgres;
 import io.dbtasks.testing.PgBouncer;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
@@ -26,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -126,6 +128,50 @@ class PgBouncerTest {
     private void burn(String poolMode, Boolean transactionPooling) throws Exception {
         PgBouncer bouncer =
                 closing(PgBouncer.start(TestDatabase.POSTGRESQL.url(), poolMode, serverConnections(poolMode)));
+        burn(bouncer, poolMode, transactionPooling, TestDatabase.POSTGRESQL.dataSource());
+    }
+
+    /**
+     * PgBouncer in transaction mode on 127.0.0.2 serves the same port number as a PostgreSQL of the
+     * test's own on 127.0.0.1, as a sidecar's 5432 in front of the server's 5432 does: nothing in
+     * addresses or ports tells the engine that a pooler is there. The database is empty, so both
+     * engines' first starts (Flyway's migration included) go through the pooler too.
+     */
+    @Test
+    void samePortTransactionPoolingFromAnEmptyDatabaseStoresEveryAcknowledgedTaskOnce() throws Exception {
+        samePortBurn(List.of());
+    }
+
+    /**
+     * The same with PgBouncer's own prepared-statement support ({@code max_prepared_statements},
+     * PgBouncer 1.21 and later), which maps client statement names to server ones.
+     */
+    @Test
+    void samePortTransactionPoolingWithPreparedStatementSupportStoresEveryAcknowledgedTaskOnce() throws Exception {
+        int[] v = PgBouncer.version();
+        Assumptions.assumeTrue(
+                v[0] > 1 || (v[0] == 1 && v[1] >= 21),
+                "max_prepared_statements needs PgBouncer 1.21 or later; installed: " + v[0] + "." + v[1]);
+        samePortBurn(List.of("max_prepared_statements = 100"));
+    }
+
+    private void samePortBurn(List<String> settings) throws Exception {
+        OwnPostgres server = closing(OwnPostgres.start(List.of("max_connections=60")));
+        server.createDatabase("dbtasks_same_port");
+        PgBouncer bouncer = closing(PgBouncer.start(
+                server.url("dbtasks_same_port"), "transaction", 4, "127.0.0.2", server.port(), settings));
+        HikariConfig direct = new HikariConfig();
+        direct.setJdbcUrl(server.url("dbtasks_same_port"));
+        direct.setMaximumPoolSize(2);
+        burn(bouncer, "transaction (same port)", null, closing(new HikariDataSource(direct)));
+    }
+
+    /**
+     * @param transactionPooling as given to the builders; {@code null} to let them detect it
+     * @param direct a direct connection to the server behind {@code bouncer}, for the checks
+     */
+    private void burn(PgBouncer bouncer, String poolMode, Boolean transactionPooling, DataSource direct)
+            throws Exception {
         Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
         DbTasks worker = closing(DbTasks.builder(pool(bouncer.jdbcUrl(), 10))
                 .queue("default", 8)
@@ -179,7 +225,7 @@ class PgBouncerTest {
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> {
-                    Map<Long, String> stored = storedStatuses();
+                    Map<Long, String> stored = storedStatuses(direct);
                     missing.clear();
                     long unfinished = 0;
                     for (long id : acknowledged) {
@@ -193,7 +239,7 @@ class PgBouncerTest {
                     return unfinished == 0;
                 });
         long twice = runs.values().stream().filter(r -> r.get() > 1).count();
-        long succeededAttempts = count("SELECT count(*) FROM dbtasks_attempt WHERE outcome = 'SUCCEEDED'");
+        long succeededAttempts = count(direct, "SELECT count(*) FROM dbtasks_attempt WHERE outcome = 'SUCCEEDED'");
         System.out.println("PGBOUNCER " + poolMode + ": tasks=" + TASKS + " clients=" + CLIENTS + " acknowledged="
                 + acknowledged.size() + " refused=" + (TASKS - acknowledged.size()) + " lost=" + missing.size()
                 + " ranTwice=" + twice + " succeededAttempts=" + succeededAttempts + " errors=" + errors);
@@ -262,8 +308,8 @@ class PgBouncerTest {
         return listenerLog.contains("LISTEN does not work");
     }
 
-    private static long count(String sql) throws SQLException {
-        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+    private static long count(DataSource direct, String sql) throws SQLException {
+        try (Connection c = direct.getConnection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
@@ -271,9 +317,9 @@ class PgBouncerTest {
         }
     }
 
-    private static Map<Long, String> storedStatuses() throws SQLException {
+    private static Map<Long, String> storedStatuses(DataSource direct) throws SQLException {
         Map<Long, String> out = new HashMap<>();
-        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+        try (Connection c = direct.getConnection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT id, status FROM dbtasks_task")) {
             while (rs.next()) {

@@ -49,6 +49,7 @@ class DeadlockRetryTest {
         assertThat(result).isEqualTo("committed");
         assertThat(runs).hasValue(Jdbc.DEADLOCK_ATTEMPTS);
         assertThat(rows()).as("the victims' inserts were rolled back").isEqualTo(1);
+        assertThat(jdbc.deadlocks()).as("victims counted").isEqualTo(Jdbc.DEADLOCK_ATTEMPTS - 1);
     }
 
     @Test
@@ -74,6 +75,9 @@ class DeadlockRetryTest {
                 .isInstanceOf(DbTasksException.class)
                 .hasMessageContaining("23505");
         assertThat(runs).as("a constraint violation is not a deadlock").hasValue(1);
+        assertThat(jdbc.deadlocks())
+                .as("victims counted, a constraint violation not")
+                .isEqualTo(Jdbc.DEADLOCK_ATTEMPTS);
         assertThat(rows()).isZero();
     }
 

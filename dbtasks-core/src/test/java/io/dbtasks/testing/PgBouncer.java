@@ -17,20 +17,22 @@ import java.util.concurrent.TimeUnit;
 /**
  * A private PgBouncer (Debian's {@code pgbouncer}) in front of the test PostgreSQL, started on a
  * free port with a generated configuration and stopped by {@link #close()}. Never the shared
- * server's configuration: each instance has its own directory, log and pid file.
+ * server's configuration: each instance has its own directory, log and pid file, deleted on close.
  */
 public final class PgBouncer implements AutoCloseable {
     private static final List<String> BINARIES = List.of("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer");
 
     private final Process process;
     private final Path dir;
+    private final String listenAddress;
     private final int port;
     private final String database;
     private final String user;
 
-    private PgBouncer(Process process, Path dir, int port, String database, String user) {
+    private PgBouncer(Process process, Path dir, String listenAddress, int port, String database, String user) {
         this.process = process;
         this.dir = dir;
+        this.listenAddress = listenAddress;
         this.port = port;
         this.database = database;
         this.user = user;
@@ -52,11 +54,34 @@ public final class PgBouncer implements AutoCloseable {
      * @throws IOException if it cannot be started or does not listen within 10 s
      */
     public static PgBouncer start(String postgresJdbcUrl, String poolMode, int poolSize) throws IOException {
+        return start(postgresJdbcUrl, poolMode, poolSize, "127.0.0.1", freePort(), List.of());
+    }
+
+    /**
+     * Starts PgBouncer as {@link #start(String, String, int)} does, on a chosen address and port
+     * (another loopback address can serve the same port number as the server, as a sidecar does).
+     *
+     * @param postgresJdbcUrl the server's plain JDBC URL ({@code jdbc:postgresql://host:port/db?user=u})
+     * @param poolMode PgBouncer's {@code pool_mode}
+     * @param poolSize server connections per database and user ({@code default_pool_size})
+     * @param listenAddress the address to listen on ({@code 127.0.0.2}, ...)
+     * @param port the port to listen on
+     * @param settings further {@code name = value} lines of the {@code [pgbouncer]} section
+     * @return the running PgBouncer, accepting connections
+     * @throws IOException if it cannot be started or does not listen within 10 s
+     */
+    public static PgBouncer start(
+            String postgresJdbcUrl,
+            String poolMode,
+            int poolSize,
+            String listenAddress,
+            int port,
+            List<String> settings)
+            throws IOException {
         Path bin = binary().orElseThrow(() -> new IOException("pgbouncer is not installed"));
         URI uri = URI.create(postgresJdbcUrl.substring("jdbc:".length()));
         String database = uri.getPath().substring(1);
         String user = queryParam(uri, "user").orElse("postgres");
-        int port = freePort();
         Path dir = Files.createTempDirectory("dbtasks-pgbouncer-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         Path users = dir.resolve("users.txt");
@@ -69,7 +94,7 @@ public final class PgBouncer implements AutoCloseable {
                         "[databases]",
                         "* = host=" + uri.getHost() + " port=" + (uri.getPort() < 0 ? 5432 : uri.getPort()),
                         "[pgbouncer]",
-                        "listen_addr = 127.0.0.1",
+                        "listen_addr = " + listenAddress,
                         "listen_port = " + port,
                         "unix_socket_dir =",
                         "auth_type = trust",
@@ -79,6 +104,7 @@ public final class PgBouncer implements AutoCloseable {
                         "max_client_conn = 1000",
                         "logfile = " + dir.resolve("pgbouncer.log"),
                         "pidfile = " + dir.resolve("pgbouncer.pid"),
+                        String.join("\n", settings),
                         ""),
                 StandardCharsets.UTF_8);
         for (Path p : List.of(users, ini)) {
@@ -96,26 +122,54 @@ public final class PgBouncer implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
-                throw new IOException(
-                        "pgbouncer exited with " + p.exitValue() + ": " + Files.readString(dir.resolve("stdout.log")));
+                String out = Files.readString(dir.resolve("stdout.log"));
+                OwnPostgres.deleteRecursively(dir);
+                throw new IOException("pgbouncer exited with " + p.exitValue() + ": " + out);
             }
             try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-                return new PgBouncer(p, dir, port, database, user);
+                s.connect(new InetSocketAddress(listenAddress, port), 200);
+                return new PgBouncer(p, dir, listenAddress, port, database, user);
             } catch (IOException notYet) {
                 sleep(50);
             }
         }
         p.destroyForcibly();
-        throw new IOException("pgbouncer did not listen on port " + port + " within 10 s");
+        OwnPostgres.deleteRecursively(dir);
+        throw new IOException("pgbouncer did not listen on " + listenAddress + ":" + port + " within 10 s");
+    }
+
+    /**
+     * @return the installed PgBouncer's version as {@code {major, minor}}, or {@code {0, 0}} if it
+     *     cannot be read
+     */
+    public static int[] version() {
+        Optional<Path> bin = binary();
+        if (bin.isEmpty()) {
+            return new int[] {0, 0};
+        }
+        try {
+            Process p = new ProcessBuilder(bin.get().toString(), "--version")
+                    .redirectErrorStream(true)
+                    .start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(10, TimeUnit.SECONDS);
+            java.util.regex.Matcher m =
+                    java.util.regex.Pattern.compile("PgBouncer (\\d+)\\.(\\d+)").matcher(out);
+            return m.find() ? new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))} : new int[] {0, 0};
+        } catch (IOException e) {
+            return new int[] {0, 0};
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new int[] {0, 0};
+        }
     }
 
     /** @return the plain JDBC URL of the test database through this PgBouncer, no extra options */
     public String jdbcUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/" + database + "?user=" + user;
+        return "jdbc:postgresql://" + listenAddress + ":" + port + "/" + database + "?user=" + user;
     }
 
-    /** @return the directory with the configuration and log */
+    /** @return the directory with the configuration and log, deleted by {@link #close()} */
     public Path dir() {
         return dir;
     }
@@ -131,6 +185,7 @@ public final class PgBouncer implements AutoCloseable {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
         }
+        OwnPostgres.deleteRecursively(dir);
     }
 
     private static Optional<String> queryParam(URI uri, String name) {

@@ -28,12 +28,15 @@ import java.util.function.Supplier;
  * <p>The lock of {@code name} is the key {@code <prefix>{name}} holding {@code token|owner} with a
  * millisecond TTL: {@code SET key value NX PX lease} grants it. Its fencing token comes from {@code
  * INCR <prefix>{name}:token}, a counter that never expires, so tokens strictly increase per name.
- * When the counter is missing (first use, or Redis restarted without its data), it is seeded with
- * Redis's clock in microseconds ({@code TIME}) before the increment, so tokens keep increasing across
- * a restart: every token handed out before was at most the earlier seed plus one per grant, which the
+ * Every grant is also at least Redis's clock in microseconds ({@code TIME}): where the increment
+ * falls below the clock, the counter is set to the clock and that is the token. So tokens keep
+ * increasing when the counter is missing (first use, Redis restarted without its data) and when it
+ * is stale (a failover to a replica that had not received the last increments): every token handed
+ * out before was at most the clock of its grant, or one more than the token before it, which the
  * clock has passed unless a name was granted more than once per microsecond on average, or Redis's
  * clock went backwards (a failover to a replica whose clock is behind). A grant from before the
- * restart holds a smaller token, so it can no longer renew or release the new holder's lock.
+ * restart or failover holds a smaller token, so it can no longer renew or release the new holder's
+ * lock.
  * Acquire, renew (check-and-extend), release (check-and-delete) and find are Lua scripts, each
  * atomic on the server, so a holder whose key expired and was re-granted cannot extend or delete the
  * new holder's key (the pattern of the Redis documentation's "Distributed locks with Redis").
@@ -50,8 +53,9 @@ import java.util.function.Supplier;
  * run_id}) because that still hands out tokens smaller than ones already used to fence writes.
  *
  * <p>Every command waits at most the command timeout of this class ({@link
- * #DEFAULT_COMMAND_TIMEOUT} unless given), whatever the client's own timeout, and is cancelled when
- * it runs out, so a command buffered by Lettuce while it reconnects is not sent later; a Redis that
+ * #DEFAULT_COMMAND_TIMEOUT} unless given), whatever the client's own timeout (while the warm-up
+ * command sent by the constructor is unanswered, at most {@link #WARM_UP_TIMEOUT} from construction),
+ * and is cancelled when it runs out, so a command buffered by Lettuce while it reconnects is not sent later; a Redis that
  * is down or frozen then fails each call within that time with {@link DbTasksException}.
  *
  * <p>Thread-safe: the Lettuce connection is shared by all threads. {@link #close()} stops the
@@ -62,15 +66,22 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
     public static final String DEFAULT_PREFIX = "dbtasks:lock:";
     /** How long each Redis command may take when no timeout is given: 500 ms. */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(500);
+    /**
+     * How long commands may take, at most, while the first command of an instance is under way
+     * (the warm-up: Lettuce's and the JVM's first use of this path, which can take longer than a
+     * command timeout suited to a warm process): 5 s, or the command timeout if longer.
+     */
+    public static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(5);
 
-    // Seeds a missing counter with Redis's clock in microseconds, then increments it (see the class doc).
-    // Returns the token as the counter's text: a Lua number that large would print as 1.7e+15.
+    // The greater of the counter's increment and Redis's clock in microseconds (see the class doc).
+    // Returns the token as the counter's text: a Lua number that large would print as 1.7e+15. The
+    // clock in microseconds stays below 2^53 until the year 2255, so Lua compares it exactly.
     private static final String NEXT_TOKEN = "local function next_token(k)\n"
-            + "  if redis.call('EXISTS', k) == 0 then\n"
-            + "    local t = redis.call('TIME')\n"
-            + "    redis.call('SET', k, t[1] .. string.sub('000000' .. t[2], -6))\n"
+            + "  local t = redis.call('TIME')\n"
+            + "  local clock = t[1] .. string.sub('000000' .. t[2], -6)\n"
+            + "  if redis.call('INCR', k) < tonumber(clock) then\n"
+            + "    redis.call('SET', k, clock)\n"
             + "  end\n"
-            + "  redis.call('INCR', k)\n"
             + "  return redis.call('GET', k)\n"
             + "end\n";
 
@@ -120,6 +131,8 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
     private final long timeoutMs;
     private final String prefix;
     private final Renewal renewal;
+    private final long warmUpUntil;
+    private final java.util.concurrent.CompletableFuture<?> warmUp;
 
     /**
      * Locks under {@value #DEFAULT_PREFIX}, owned by a generated worker id ({@code host:pid:random}),
@@ -173,6 +186,21 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
         this.redis = Objects.requireNonNull(connection, "connection").async();
         this.prefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
         this.renewal = renewal;
+        // Sent now, answered on Lettuce's threads: until it is answered (or WARM_UP_TIMEOUT has
+        // passed), a command that does not answer within the command timeout is waited for longer,
+        // so a cold JVM is not taken for a Redis that is down.
+        this.warmUpUntil = System.nanoTime() + WARM_UP_TIMEOUT.toNanos();
+        this.warmUp = warmUp(redis, key("warm-up"));
+    }
+
+    /** @return the warm-up command's answer to come, or a completed future if it cannot be sent */
+    private static java.util.concurrent.CompletableFuture<?> warmUp(
+            RedisAsyncCommands<String, String> redis, String key) {
+        try {
+            return redis.eval(FIND, ScriptOutputType.MULTI, new String[] {key}).toCompletableFuture();
+        } catch (RedisException | IllegalStateException e) { // closed: every call fails at once anyway
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
     }
 
     @Override
@@ -309,7 +337,11 @@ public final class RedisLeaseLocks extends AbstractLeaseLocks implements AutoClo
         RedisFuture<T> future = null;
         try {
             future = command.get();
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+            long wait = timeoutMs;
+            if (!warmUp.isDone() && System.nanoTime() - warmUpUntil < 0) {
+                wait = Math.max(timeoutMs, TimeUnit.NANOSECONDS.toMillis(warmUpUntil - System.nanoTime()));
+            }
+            return future.get(wait, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             throw failed(what, name, "no answer within " + timeoutMs + " ms", e);
         } catch (ExecutionException e) {

@@ -32,7 +32,10 @@ import org.springframework.context.SmartLifecycle;
  *       how long the longest-waiting due task has been due, 0 when none is;
  *   <li>{@value #RUNNING_HERE} [{@code dbtasks_tasks_running}]: tasks this instance runs now;
  *   <li>{@value #DROPPED} [{@code dbtasks_events_dropped_total}]: events the metrics (or any)
- *       listener lost because it fell behind.
+ *       listener lost because it fell behind;
+ *   <li>{@value #DEADLOCKS} [{@code dbtasks_database_deadlocks_total}]: this instance's transactions
+ *       the database rolled back as deadlock victims or serialization failures ({@link
+ *       DbTasks#deadlocks()}), retried or not.
  * </ul>
  *
  * A queue that has no such tasks any more reads 0. Thread-safe.
@@ -48,6 +51,8 @@ public class DbTasksQueueGauges implements SmartLifecycle {
     public static final String RUNNING_HERE = "dbtasks.tasks.running";
     /** Function counter of dropped events. */
     public static final String DROPPED = "dbtasks.events.dropped";
+    /** Function counter of transactions rolled back as deadlock victims. */
+    public static final String DEADLOCKS = "dbtasks.database.deadlocks";
 
     private static final Logger log = LoggerFactory.getLogger(DbTasksQueueGauges.class);
 
@@ -71,6 +76,9 @@ public class DbTasksQueueGauges implements SmartLifecycle {
                 .register(registry);
         FunctionCounter.builder(DROPPED, dbTasks, DbTasks::droppedEvents)
                 .description("Events not delivered to a listener that fell behind")
+                .register(registry);
+        FunctionCounter.builder(DEADLOCKS, dbTasks, DbTasks::deadlocks)
+                .description("Transactions the database rolled back as deadlock victims or serialization failures")
                 .register(registry);
     }
 

@@ -497,6 +497,11 @@ class SpringExperienceTest {
                             .isEqualTo(5);
                     assertThat(gauge(registry, DbTasksQueueGauges.DUE, "queue", "later"))
                             .isZero();
+                    assertThat(registry.get(DbTasksQueueGauges.DEADLOCKS)
+                                    .functionCounter()
+                                    .count())
+                            .as("deadlock victims")
+                            .isZero();
                 });
     }
 

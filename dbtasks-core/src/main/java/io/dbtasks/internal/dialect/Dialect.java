@@ -285,6 +285,20 @@ public interface Dialect {
         return insertReturning() ? Optional.of(insert + " RETURNING " + GENERATED_COLUMNS) : Optional.empty();
     }
 
+    /**
+     * The task table as a statement that finds its rows by primary key should name it, so that it
+     * reads and locks through the primary key and nothing else. A guarded UPDATE or locking read that
+     * a planner drives from a secondary index instead (the rescue index, when few rows are RUNNING)
+     * locks the index entries of other tasks on its way, and waits on their rows while holding
+     * them: the order of a deadlock with the rescue, which locks those rows and then changes their
+     * entries.
+     *
+     * @return {@code dbtasks_task}, with an index hint where the database needs one
+     */
+    default String taskTableByKey() {
+        return "dbtasks_task";
+    }
+
     /** @return the suffix that locks the rows a SELECT reads until the transaction ends */
     default String forUpdate() {
         return " FOR UPDATE";

@@ -131,9 +131,13 @@ public final class PostgresDialect implements Dialect {
             if (c.unwrap(org.postgresql.PGConnection.class).getPrepareThreshold() == 0) {
                 return dataSource; // every statement is unnamed already (prepareThreshold=0 in the URL)
             }
-            Optional<String> pooler = PostgresPooling.detect(c);
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true);
+            }
+            Optional<String> pooler = PostgresPooling.detect(dataSource, c);
             if (pooler.isEmpty()) {
-                return dataSource;
+                // The LISTEN self-test may still find shared sessions; the connections switch then.
+                return PostgresPooling.switchable(dataSource, false);
             }
             log.warn(
                     "dbtasks: a connection pooler or proxy seems to sit between this application and PostgreSQL ({});"

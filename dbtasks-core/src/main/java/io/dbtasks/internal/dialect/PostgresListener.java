@@ -105,6 +105,12 @@ final class PostgresListener implements AutoCloseable, Runnable, java.util.funct
                     }
                     if (!checked && (sameBackend || System.nanoTime() - checkDeadline > 0)) {
                         working = false;
+                        // When in doubt, unnamed statements: they are safe behind any pooler.
+                        PostgresPooling.suspect(
+                                dataSource,
+                                sameBackend
+                                        ? "the server session that ran LISTEN served another connection's transaction"
+                                        : "LISTEN's test notification did not arrive");
                         log.warn(
                                 "dbtasks: LISTEN does not work through this connection: {} (a pooler in"
                                         + " transaction mode, such as PgBouncer with"

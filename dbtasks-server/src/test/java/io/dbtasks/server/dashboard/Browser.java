@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -24,13 +26,39 @@ final class Browser {
 
     private Browser() {}
 
-    static void requireBrowser() {
+    private static boolean present() {
         boolean present = Files.isExecutable(CHROMEDRIVER) && Files.isExecutable(CHROMIUM);
         if (Boolean.getBoolean("dbtasks.test.browser.required") && !present) {
             throw new IllegalStateException("dbtasks.test.browser.required is set but " + CHROMEDRIVER + " or "
                     + CHROMIUM + " is missing: apt-get install -y chromium chromium-driver");
         }
-        Assumptions.assumeTrue(present, "no " + CHROMEDRIVER + " / " + CHROMIUM + ": browser tests skipped");
+        return present;
+    }
+
+    private static String missing() {
+        return "no " + CHROMEDRIVER + " / " + CHROMIUM
+                + ": browser tests skipped (apt-get install -y chromium chromium-driver, or"
+                + " -Ddbtasks.test.chromedriver=... -Ddbtasks.test.chromium=...)";
+    }
+
+    /**
+     * Disables each test of a class that needs the browser, with the reason, when it is missing;
+     * decided per test and before the test instance (and its Spring context) is made, so each test
+     * is reported skipped with the reason instead of the class vanishing from the counts. With
+     * {@code -Ddbtasks.test.browser.required=true} a missing browser fails each test instead.
+     */
+    static final class Required implements ExecutionCondition {
+        @Override
+        public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+            if (context.getTestMethod().isEmpty()) {
+                return ConditionEvaluationResult.enabled("decided per test");
+            }
+            if (present()) {
+                return ConditionEvaluationResult.enabled("chromium and chromedriver are installed");
+            }
+            System.out.println("SKIPPED " + context.getDisplayName() + ": " + missing());
+            return ConditionEvaluationResult.disabled(missing());
+        }
     }
 
     static WebDriver start(int width, int height) {

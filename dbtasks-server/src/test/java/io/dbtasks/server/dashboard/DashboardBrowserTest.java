@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -49,6 +50,7 @@ import org.springframework.test.context.TestPropertySource;
             "dbtasks.server.seed-demo-jobs=true"
         })
 @TestPropertySource(locations = "classpath:test-users.properties")
+@ExtendWith(Browser.Required.class)
 class DashboardBrowserTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -64,7 +66,6 @@ class DashboardBrowserTest {
     @BeforeAll
     static void requirements() {
         Assumptions.assumeTrue(TestDatabase.H2.required(), "H2 is not in dbtasks.test.databases");
-        Browser.requireBrowser();
     }
 
     @DynamicPropertySource
