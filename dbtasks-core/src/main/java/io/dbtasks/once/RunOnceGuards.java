@@ -47,6 +47,27 @@ public interface RunOnceGuards {
     RunOnceResult runOnce(String key, Duration lease, LeasedWork work);
 
     /**
+     * As {@link #runOnce(String, Duration, LeasedWork)}, and names the {@link RunOnceTarget} that runs
+     * the key again if this call's process dies while the work runs: once the key's lease has ended,
+     * an engine that registers {@code target} takes the key over (one engine, by compare-and-set) and
+     * runs the target's work under the same key, with no caller needed. Use it for keys that no
+     * caller asks for again, such as a scheduled method's per-slot keys. An engine that does not
+     * register the name leaves the row alone; a caller of the same key still takes it over as usual.
+     *
+     * @param key as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @param target the registered target's name, 1 to {@value RunOnceTarget#MAX_NAME} characters, or
+     *     {@code null} for none (then this is {@link #runOnce(String, Duration, LeasedWork)})
+     * @param lease as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @param work as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @return which case happened; never null
+     * @throws NullPointerException if the key, lease or work is null
+     * @throws IllegalArgumentException if the key or target is empty or too long, or the lease not
+     *     positive
+     * @throws DbTasksException if the database fails while claiming the key
+     */
+    RunOnceResult runOnce(String key, String target, Duration lease, LeasedWork work);
+
+    /**
      * Deletes guard rows that have not changed for {@code age} (finished ones, and RUNNING ones
      * whose lease has ended), by the database clock, in batches of 1,000 rows per statement. A key
      * whose row is deleted may run again: keep rows longer than the window in which a key can
