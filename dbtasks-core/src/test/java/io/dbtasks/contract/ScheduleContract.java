@@ -161,6 +161,126 @@ public abstract class ScheduleContract extends EngineHarness {
         assertThat(slots("skip")).containsExactly(T0, T0.plusSeconds(130));
     }
 
+    /**
+     * A one-second cron with the default 10 s misfire threshold, polled at T0, then 90 s with no
+     * engine: the poll at T0 + 90 s finds the slots T0 + 1 s .. T0 + 90 s due, the oldest far more than
+     * the threshold late, so the schedule misfired and its policy decides over all of them.
+     */
+    private List<Instant> afterNinetySecondsOfDowntime(String name, MissedSlots policy) {
+        DbTasks tasks = manual();
+        tasks.schedules()
+                .create(Schedule.builder(name, Trigger.cron("* * * * * *"))
+                        .task("tick")
+                        .missedSlots(policy)
+                        .build());
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1); // slot T0
+        clock.set(T0.plusSeconds(90).plusMillis(400));
+        tasks.schedules().enqueueDue();
+        assertThat(tasks.schedules().find(name).orElseThrow().nextSlot())
+                .as("the schedule goes on from the first slot after the poll")
+                .isEqualTo(T0.plusSeconds(91));
+        List<Instant> all = slots(name);
+        assertThat(all.get(0)).isEqualTo(T0);
+        // Back to normal: the next slot is on time and gets its task, whatever the policy.
+        clock.set(T0.plusSeconds(91).plusMillis(100));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1);
+        assertThat(slots(name)).last().isEqualTo(T0.plusSeconds(91));
+        return all.subList(1, all.size());
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunLatestRunsExactlyTheLatestSlot() {
+        assertThat(afterNinetySecondsOfDowntime("latest", MissedSlots.runLatest()))
+                .containsExactly(T0.plusSeconds(90));
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderSkipRunsNoneOfTheDowntimesSlots() {
+        assertThat(afterNinetySecondsOfDowntime("skip", MissedSlots.skip())).isEmpty();
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunEachFiveRunsTheLatestFive() {
+        assertThat(afterNinetySecondsOfDowntime("each5", MissedSlots.runEach(5)))
+                .containsExactly(
+                        T0.plusSeconds(86),
+                        T0.plusSeconds(87),
+                        T0.plusSeconds(88),
+                        T0.plusSeconds(89),
+                        T0.plusSeconds(90));
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunEachOfMoreThanMissedRunsEverySlot() {
+        List<Instant> expected = new ArrayList<>();
+        for (int s = 1; s <= 90; s++) {
+            expected.add(T0.plusSeconds(s));
+        }
+        assertThat(afterNinetySecondsOfDowntime("each1000", MissedSlots.runEach(1000)))
+                .containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void slotsFoundDueWithinTheThresholdAreAllOnTimeWhateverThePolicy() {
+        // A poll that comes 3 s late (a pause, a slow database) has not misfired: each slot runs.
+        DbTasks tasks = manual();
+        tasks.schedules()
+                .create(Schedule.builder("hiccup", Trigger.cron("* * * * * *"))
+                        .task("tick")
+                        .missedSlots(MissedSlots.skip())
+                        .build());
+        tasks.schedules().enqueueDue();
+        clock.set(T0.plusSeconds(3).plusMillis(200));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(3);
+        assertThat(slots("hiccup")).containsExactly(T0, T0.plusSeconds(1), T0.plusSeconds(2), T0.plusSeconds(3));
+    }
+
+    @Test
+    void handlerReadsItsSlotAndKeyUnchangedAfterItsLeaseWasRescued() throws Exception {
+        record Seen(int attempt, java.util.Optional<Instant> slot, java.util.Optional<String> key, Instant runAt) {}
+        List<Seen> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch firstStarted = latch();
+        DbTasks tasks = engine(b -> b.migrate(false)
+                .scheduling(false)
+                .scheduleClock(clock)
+                .handler("slotted", Void.class, (ctx, p) -> {
+                    seen.add(new Seen(ctx.attempt(), ctx.slot(), ctx.idempotencyKey(), ctx.runAt()));
+                    if (ctx.attempt() == 1) {
+                        firstStarted.countDown();
+                        Thread.sleep(30_000); // until its lease is taken away
+                    }
+                }));
+        tasks.schedules()
+                .create(Schedule.builder("slotted", Trigger.cron("*/10 * * * * *"))
+                        .task("slotted")
+                        .build());
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1);
+        long id = tasks.findByKey(Schedule.slotKey("slotted", T0)).orElseThrow().id();
+        tasks.start();
+        awaitLatch(firstStarted);
+        expireLease(id);
+        eventually().alias("the rescued slot task ran again").until(() -> seen.size() >= 2);
+        assertThat(seen).allSatisfy(s -> {
+            assertThat(s.slot()).as("attempt %d", s.attempt()).contains(T0);
+            assertThat(s.key()).as("attempt %d", s.attempt()).contains(Schedule.slotKey("slotted", T0));
+        });
+        assertThat(seen.get(1).runAt())
+                .as("run-at is the rescue's, not the slot")
+                .isNotEqualTo(T0);
+        assertThat(tasks.findByKey(Schedule.slotKey("slotted", T0))
+                        .orElseThrow()
+                        .attempt())
+                .isEqualTo(2);
+    }
+
+    @Test
+    void slotOfAKeyIsReadBackAndOtherKeysHaveNone() {
+        assertThat(Schedule.slotOf(Schedule.slotKey("a@b", T0.plusMillis(5)))).contains(T0.plusMillis(5));
+        assertThat(Schedule.slotOf("order:42")).isEmpty();
+        assertThat(Schedule.slotOf("schedule:x@not-a-time")).isEmpty();
+        assertThat(Schedule.slotOf(null)).isEmpty();
+    }
+
     @Test
     void downtimeOfAFixedRateFollowsThePolicyToo() {
         DbTasks tasks = manual();
