@@ -12,6 +12,7 @@ import io.dbtasks.schedule.ScheduleExistsException;
 import io.dbtasks.schedule.ScheduleInfo;
 import io.dbtasks.schedule.ScheduleNotFoundException;
 import io.dbtasks.schedule.Trigger;
+import io.dbtasks.testing.LogCapture;
 import io.dbtasks.testing.MutableClock;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,6 +23,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -279,6 +281,88 @@ public abstract class ScheduleContract extends EngineHarness {
         assertThat(Schedule.slotOf("order:42")).isEmpty();
         assertThat(Schedule.slotOf("schedule:x@not-a-time")).isEmpty();
         assertThat(Schedule.slotOf(null)).isEmpty();
+    }
+
+    /** An engine of an application version: workers on, polling only when the test says. */
+    private DbTasks version(Consumer<DbTasks.Builder> more) {
+        return engine(b -> {
+            b.migrate(false).scheduling(false).scheduleClock(clock).handler("other", Void.class, (ctx, p) -> {});
+            more.accept(b);
+        });
+    }
+
+    @Test
+    void declaredScheduleWhoseCodeIsGoneIsPausedWithOneWarningAndNoTaskThenResumesWhenTheCodeReturns()
+            throws Exception {
+        Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
+                .task("report")
+                .build();
+        AtomicInteger ran = new AtomicInteger();
+        // Version 1 of the application declares the schedule and handles its kind.
+        DbTasks v1 = version(b -> b.schedule(report).handler("report", Void.class, (ctx, p) -> ran.incrementAndGet()));
+        v1.start();
+        assertThat(v1.schedules().enqueueDue()).isEqualTo(1); // slot T0
+        eventually().alias("slot T0 ran").until(() -> ran.get() == 1);
+        v1.stop(Duration.ofSeconds(5));
+
+        // Version 2 has neither: two instances run for a while past several slots.
+        try (LogCapture logs = LogCapture.of("io.dbtasks.internal.schedule.HeldSchedules")) {
+            DbTasks v2a = version(b -> {});
+            DbTasks v2b = version(b -> {});
+            v2a.start();
+            v2b.start();
+            for (int s = 10; s <= 90; s += 10) {
+                clock.set(T0.plusSeconds(s).plusMillis(500));
+                v2a.schedules().enqueueDue();
+                v2b.schedules().enqueueDue();
+            }
+            Thread.sleep(500); // the workers' claims
+            ScheduleInfo held = v2a.schedules().find("report").orElseThrow();
+            assertThat(held.paused()).as("paused while no engine declares it").isTrue();
+            assertThat(slots("report")).containsExactly(T0);
+            assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'FAILED'"))
+                    .isZero();
+            assertThat(logs.messages())
+                    .as("one warning across the instances and polls")
+                    .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                    .contains("Schedule 'report'")
+                    .contains("dbTasks.schedules().delete(\"report\")");
+            v2a.stop(Duration.ofSeconds(5));
+            v2b.stop(Duration.ofSeconds(5));
+        }
+
+        // Version 3 brings the code back: the schedule resumes, and the slots missed meanwhile follow
+        // its policy (runLatest: the latest, T0 + 100 s).
+        clock.set(T0.plusSeconds(100).plusMillis(500));
+        DbTasks v3 = version(b -> b.schedule(report).handler("report", Void.class, (ctx, p) -> ran.incrementAndGet()));
+        v3.start();
+        assertThat(v3.schedules().enqueueDue()).isEqualTo(1);
+        eventually().alias("the resumed slot ran").until(() -> ran.get() == 2);
+        ScheduleInfo resumed = v3.schedules().find("report").orElseThrow();
+        assertThat(resumed.paused()).isFalse();
+        assertThat(resumed.nextSlot()).isEqualTo(T0.plusSeconds(110));
+        assertThat(slots("report")).containsExactly(T0, T0.plusSeconds(100));
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'FAILED'"))
+                .isZero();
+    }
+
+    @Test
+    void anOperatorsPauseOfAHeldScheduleIsKeptWhenItsCodeReturns() {
+        Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
+                .task("report")
+                .build();
+        manual(b -> b.schedule(report)).start();
+        DbTasks other = manual();
+        clock.set(T0.plusSeconds(40));
+        other.schedules().enqueueDue();
+        assertThat(other.schedules().find("report").orElseThrow().paused()).isTrue();
+        other.schedules().pause("report"); // the operator's pause replaces the hold
+        clock.set(T0.plusSeconds(50));
+        DbTasks back = manual(b -> b.schedule(report));
+        back.start();
+        back.schedules().enqueueDue();
+        assertThat(back.schedules().find("report").orElseThrow().paused()).isTrue();
+        assertThat(back.schedules().resume("report").paused()).isFalse();
     }
 
     @Test
