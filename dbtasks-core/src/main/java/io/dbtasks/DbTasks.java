@@ -1225,7 +1225,7 @@ public final class DbTasks implements AutoCloseable {
             io.dbtasks.once.RunOnceTarget target = new io.dbtasks.once.RunOnceTarget(name, lease, work);
             if (runOnceTargets.putIfAbsent(name, target) != null) {
                 throw new IllegalArgumentException(
-                        "run-once target '" + name + "' is already registered;" + " give each target its own name");
+                        "run-once target '" + name + "' is already registered; give each target its own name");
             }
             return this;
         }

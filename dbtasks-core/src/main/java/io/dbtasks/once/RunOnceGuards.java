@@ -16,7 +16,9 @@ import java.time.Duration;
  * compare-and-set on the old token; FAILED is run again, also by compare-and-set. Every change is one
  * UPDATE guarded by the key and token, so a holder that lost its lease cannot complete, renew or
  * fail the row any more. Expiry is decided by the database clock. Build period keys with {@link
- * PeriodKeys}.
+ * PeriodKeys}. A key that no caller asks for again (a scheduled method's slot) can name a {@link
+ * RunOnceTarget}, which an engine runs again when the key's runner died. After a success, the row
+ * keeps the error of the latest failed run ({@code last_error}) as a trace.
  *
  * <p>Thread-safe.
  */

@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
  * AND status = RUNNING AND lease_expires_at <= now}, a re-run of a failure by {@code token = <old>
  * AND status = FAILED}, renewal and completion by {@code token = <ours> AND status = RUNNING}.
  * A write that changes 0 rows lost a race and the claim reads the row again.
+ *
+ * <p>A claim may name a target ({@link io.dbtasks.once.RunOnceTarget}), stored in the row; the guard
+ * rescue ({@link GuardRescue}) takes a RUNNING row past its lease over with the same takeover
+ * statement and runs the target's work, so only one engine re-runs a dead runner's key. A success
+ * keeps the error of the latest failed run in {@code last_error} as its trace.
  */
 public final class JdbcRunOnceGuards implements RunOnceGuards {
     /** The states of a {@code dbtasks_once} row (its own table, not the task state machine). */
