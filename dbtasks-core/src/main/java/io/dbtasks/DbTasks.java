@@ -625,6 +625,7 @@ public final class DbTasks implements AutoCloseable {
         private Duration schedulePollInterval = DEFAULT_SCHEDULE_POLL_INTERVAL;
         private int scheduleBatch = DEFAULT_SCHEDULE_BATCH;
         private Clock scheduleClock;
+        private final Map<String, io.dbtasks.once.RunOnceTarget> runOnceTargets = new LinkedHashMap<>();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -1217,6 +1218,30 @@ public final class DbTasks implements AutoCloseable {
         }
 
         /**
+         * Registers work that this engine runs again under a run-once key whose runner died: a key
+         * claimed by {@link io.dbtasks.once.RunOnceGuards#runOnce(String, String, Duration,
+         * io.dbtasks.lock.LeasedWork)} with this target's name and left RUNNING past its lease is taken
+         * over by one engine that registers the name, every rescue interval, and {@code work} runs
+         * under the same key. The Spring starter registers each {@code @RunOnce} method this way.
+         *
+         * @param name the target's name, 1 to {@value io.dbtasks.once.RunOnceTarget#MAX_NAME}
+         *     characters, unique per engine
+         * @param lease the lease of a rescued run, renewed every third of it; positive
+         * @param work runs the key again; its lease's {@code name()} is the key
+         * @return this
+         * @throws IllegalArgumentException if the name is invalid or already registered, or the lease
+         *     not positive
+         */
+        public Builder runOnceTarget(String name, Duration lease, io.dbtasks.lock.LeasedWork work) {
+            io.dbtasks.once.RunOnceTarget target = new io.dbtasks.once.RunOnceTarget(name, lease, work);
+            if (runOnceTargets.putIfAbsent(name, target) != null) {
+                throw new IllegalArgumentException(
+                        "run-once target '" + name + "' is already registered; give each target its own name");
+            }
+            return this;
+        }
+
+        /**
          * @param random uniform numbers in [0, 1) for backoff jitter; for deterministic tests
          * @return this
          */
@@ -1315,6 +1340,7 @@ public final class DbTasks implements AutoCloseable {
             Engine engine = Engine.create(
                     dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig);
             engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
+            engine.runOnceTargets(Map.copyOf(runOnceTargets));
             engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
             return new DbTasks(engine, mapper, jobsForSlots);
         }

@@ -78,10 +78,31 @@ public interface TaskContext {
     }
 
     /**
-     * @return when this attempt was due (the task's run-at, by the database clock); {@code null}
-     *     where not known
+     * @return when this attempt was due (the task's run-at, by the database clock): a retry's or a
+     *     rescue's time after the first attempt, so use {@link #slot()} for the period a schedule's
+     *     task stands for; {@code null} where not known
      */
     default java.time.Instant runAt() {
         return null;
+    }
+
+    /**
+     * @return the idempotency key the task was enqueued with (for a schedule's task, its slot key
+     *     {@code schedule:<name>@<slot>}); the same on every attempt, retry and rescue; empty if it has
+     *     none
+     */
+    default java.util.Optional<String> idempotencyKey() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * The slot a schedule's task stands for: the cron fire time or fixed-rate slot it was enqueued
+     * for, also for a missed slot caught up later. Read from the slot key, so it is the same on every
+     * attempt, retry and rescue, unlike {@link #runAt()}.
+     *
+     * @return the slot, or empty if the task is not a schedule's
+     */
+    default java.util.Optional<java.time.Instant> slot() {
+        return idempotencyKey().flatMap(io.dbtasks.schedule.Schedule::slotOf);
     }
 }

@@ -58,7 +58,10 @@ public final class Engine {
     private final Completions completions;
     private final Renewal renewal = new Renewal("dbtasks-renewal-");
     private final LeaseLocks locks;
-    private final RunOnceGuards guards;
+    private final JdbcRunOnceGuards guards;
+    /** Runs again the run-once keys whose runner died, for the registered targets; set before start. */
+    private io.dbtasks.internal.once.GuardRescue guardRescue;
+
     private final Inbox inbox;
     private final ScheduleConfig scheduleConfig;
     private final SchedulePoller schedulePoller;
@@ -218,6 +221,9 @@ public final class Engine {
             if (scheduleConfig.polling()) {
                 schedulePoller.start(config.workerId());
             }
+            if (guardRescue != null) {
+                guardRescue.start(config.workerId());
+            }
             if (config.queues().isEmpty()) {
                 log.info("dbtasks {} started without workers (producer only)", config.workerId());
                 events.publish(new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), Map.of(), Instant.now()));
@@ -322,6 +328,18 @@ public final class Engine {
     }
 
     /**
+     * Sets the run-once targets whose keys this engine runs again when their runner died, before
+     * {@link #start()}; see {@code DbTasks.Builder#runOnceTarget}.
+     *
+     * @param targets by name; empty for none
+     */
+    public void runOnceTargets(Map<String, io.dbtasks.once.RunOnceTarget> targets) {
+        this.guardRescue = targets.isEmpty()
+                ? null
+                : new io.dbtasks.internal.once.GuardRescue(jdbc, dialect, guards, targets, config.rescueInterval());
+    }
+
+    /**
      * Sets retention before {@link #start()}; see {@code DbTasks.Builder#retentionInterval}.
      *
      * @param interval how often to sweep; zero for never
@@ -370,6 +388,9 @@ public final class Engine {
             }
             closed = true;
             schedulePoller.stop();
+            if (guardRescue != null) {
+                guardRescue.stop(timeout);
+            }
             renewal.close();
             enqueueSignals.close(1000); // trailing wake-ups of tasks already committed
             if (!started || workers.isEmpty()) {

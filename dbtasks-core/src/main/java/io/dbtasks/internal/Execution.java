@@ -558,6 +558,11 @@ final class Execution implements Runnable, TaskContext {
     }
 
     @Override
+    public java.util.Optional<String> idempotencyKey() {
+        return java.util.Optional.ofNullable(task.idempotencyKey());
+    }
+
+    @Override
     public String workerId() {
         return task.leaseOwner();
     }

@@ -16,7 +16,9 @@ import java.time.Duration;
  * compare-and-set on the old token; FAILED is run again, also by compare-and-set. Every change is one
  * UPDATE guarded by the key and token, so a holder that lost its lease cannot complete, renew or
  * fail the row any more. Expiry is decided by the database clock. Build period keys with {@link
- * PeriodKeys}.
+ * PeriodKeys}. A key that no caller asks for again (a scheduled method's slot) can name a {@link
+ * RunOnceTarget}, which an engine runs again when the key's runner died. After a success, the row
+ * keeps the error of the latest failed run ({@code last_error}) as a trace.
  *
  * <p>Thread-safe.
  */
@@ -45,6 +47,27 @@ public interface RunOnceGuards {
      * @throws DbTasksException if the database fails while claiming the key
      */
     RunOnceResult runOnce(String key, Duration lease, LeasedWork work);
+
+    /**
+     * As {@link #runOnce(String, Duration, LeasedWork)}, and names the {@link RunOnceTarget} that runs
+     * the key again if this call's process dies while the work runs: once the key's lease has ended,
+     * an engine that registers {@code target} takes the key over (one engine, by compare-and-set) and
+     * runs the target's work under the same key, with no caller needed. Use it for keys that no
+     * caller asks for again, such as a scheduled method's per-slot keys. An engine that does not
+     * register the name leaves the row alone; a caller of the same key still takes it over as usual.
+     *
+     * @param key as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @param target the registered target's name, 1 to {@value RunOnceTarget#MAX_NAME} characters, or
+     *     {@code null} for none (then this is {@link #runOnce(String, Duration, LeasedWork)})
+     * @param lease as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @param work as for {@link #runOnce(String, Duration, LeasedWork)}
+     * @return which case happened; never null
+     * @throws NullPointerException if the key, lease or work is null
+     * @throws IllegalArgumentException if the key or target is empty or too long, or the lease not
+     *     positive
+     * @throws DbTasksException if the database fails while claiming the key
+     */
+    RunOnceResult runOnce(String key, String target, Duration lease, LeasedWork work);
 
     /**
      * Deletes guard rows that have not changed for {@code age} (finished ones, and RUNNING ones

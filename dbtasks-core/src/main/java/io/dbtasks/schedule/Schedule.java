@@ -102,6 +102,27 @@ public final class Schedule {
     }
 
     /**
+     * The slot of a slot key ({@link #slotKey}), such as a task's idempotency key.
+     *
+     * @param key a task's idempotency key, or {@code null}
+     * @return the slot, or empty if {@code key} is not a schedule's slot key
+     */
+    public static java.util.Optional<Instant> slotOf(String key) {
+        if (key == null || !key.startsWith(KEY_PREFIX)) {
+            return java.util.Optional.empty();
+        }
+        int at = key.lastIndexOf('@');
+        if (at < KEY_PREFIX.length()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(Instant.parse(key.substring(at + 1)));
+        } catch (java.time.format.DateTimeParseException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    /**
      * @return the unique name
      */
     public String name() {
@@ -158,7 +179,9 @@ public final class Schedule {
     }
 
     /**
-     * @return how late a slot may be found due and still count as on time (not missed)
+     * @return how late the oldest due slot may be found and the schedule still count as on time
+     *     (every due slot gets its task); later, the schedule misfired and its {@link #missedSlots()}
+     *     policy decides over the due slots
      */
     public Duration misfireThreshold() {
         return misfireThreshold;
@@ -293,7 +316,8 @@ public final class Schedule {
         }
 
         /**
-         * How late a slot may be found due and still count as on time rather than missed (Quartz's
+         * How late the oldest due slot may be found and the schedule still count as on time, every due
+         * slot getting its task; later, the schedule misfired and {@link MissedSlots} decides (Quartz's
          * {@code misfireThreshold}, per schedule).
          *
          * @param threshold zero or more, whole milliseconds; default {@link

@@ -160,6 +160,89 @@ public abstract class RunOnceContract extends EngineHarness {
     }
 
     @Test
+    void successAfterAFailureKeepsTheFailuresErrorAsATrace() {
+        guards("A").runOnce("traced", LEASE, lease -> {
+            throw new java.io.IOException("disk full");
+        });
+        assertThat(guards("B").runOnce("traced", LEASE, lease -> {}).outcome()).isEqualTo(Outcome.RAN);
+        assertThat(status("traced")).isEqualTo("SUCCEEDED");
+        assertThat(single("SELECT last_error FROM dbtasks_once WHERE once_key = ?", "traced"))
+                .as("the error of the failed run is kept after the key succeeded")
+                .contains("IOException")
+                .contains("disk full");
+    }
+
+    /** Writes the row a runner killed mid-run leaves: RUNNING under its target, its lease ended. */
+    private void deadRunner(String key, String target) {
+        Instant past = Instant.now().minus(Duration.ofMinutes(1));
+        sql(
+                "INSERT INTO dbtasks_once (once_key, status, token, owner, lease_expires_at, target, runs, started_at,"
+                        + " created_at, updated_at) VALUES (?, 'RUNNING', 1, 'killed/scheduling-1', ?, ?, 1, ?, ?, ?)",
+                key,
+                past,
+                target,
+                past,
+                past,
+                past);
+    }
+
+    @Test
+    void keyOfADeadRunnerIsRunAgainUnderTheSameKeyByExactlyOneOfTwoEnginesThatRegisterItsTarget() throws Exception {
+        String key = "tick:2026-11-23T10:21:26Z";
+        deadRunner(key, "tick");
+        deadRunner("other:2026-11-23T10:21:26Z", "not-registered");
+        java.util.Map<String, AtomicInteger> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        for (String process : new String[] {"A", "B"}) {
+            engine(b -> b.workers(false)
+                            .migrate(false)
+                            .workerId(process)
+                            .runOnceTarget(
+                                    "tick",
+                                    Duration.ofSeconds(2),
+                                    lease -> runs.computeIfAbsent(lease.name(), k -> new AtomicInteger())
+                                            .incrementAndGet()))
+                    .start();
+        }
+        eventually().alias("the dead runner's key ran again").until(() -> runs.containsKey(key));
+        Thread.sleep(1_000); // several rescue intervals of both engines
+        assertThat(runs).containsOnlyKeys(key);
+        assertThat(runs.get(key)).hasValue(1);
+        assertThat(count(
+                        "SELECT COUNT(*) FROM dbtasks_once WHERE once_key = ? AND status = 'SUCCEEDED' AND runs = 2"
+                                + " AND token > 1 AND target = 'tick'",
+                        key))
+                .isEqualTo(1);
+        assertThat(status("other:2026-11-23T10:21:26Z"))
+                .as("no engine registers its target")
+                .isEqualTo("RUNNING");
+    }
+
+    @Test
+    void keyWithATargetIsRecordedWithItAndAKeyWithinItsLeaseIsNotRescued() throws Exception {
+        AtomicInteger rescued = new AtomicInteger();
+        engine(b -> b.workers(false)
+                        .migrate(false)
+                        .runOnceTarget("report", Duration.ofSeconds(2), lease -> rescued.incrementAndGet()))
+                .start();
+        RunOnceGuards a = guards("A");
+        assertThat(a.runOnce("report:2026-11-22", "report", Duration.ofMillis(600), lease -> Thread.sleep(1_500))
+                        .outcome())
+                .as("a live runner renews its lease and is not rescued")
+                .isEqualTo(Outcome.RAN);
+        assertThat(single("SELECT target FROM dbtasks_once WHERE once_key = ?", "report:2026-11-22"))
+                .isEqualTo("report");
+        assertThat(rescued).hasValue(0);
+        assertThatThrownBy(() -> a.runOnce("k", "t".repeat(201), LEASE, l -> {}))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> engine(b -> b.workers(false)
+                        .migrate(false)
+                        .runOnceTarget("twice", LEASE, l -> {})
+                        .runOnceTarget("twice", LEASE, l -> {})))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'twice'");
+    }
+
+    @Test
     void anErrorIsRecordedAsFailedAndRethrown() {
         assertThatThrownBy(() -> guards("A").runOnce("k", LEASE, lease -> {
                     throw new StackOverflowError("deep");

@@ -12,6 +12,7 @@ import io.dbtasks.schedule.ScheduleExistsException;
 import io.dbtasks.schedule.ScheduleInfo;
 import io.dbtasks.schedule.ScheduleNotFoundException;
 import io.dbtasks.schedule.Trigger;
+import io.dbtasks.testing.LogCapture;
 import io.dbtasks.testing.MutableClock;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,6 +23,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -159,6 +161,208 @@ public abstract class ScheduleContract extends EngineHarness {
         clock.set(T0.plusSeconds(131));
         assertThat(tasks.schedules().enqueueDue()).isEqualTo(3);
         assertThat(slots("skip")).containsExactly(T0, T0.plusSeconds(130));
+    }
+
+    /**
+     * A one-second cron with the default 10 s misfire threshold, polled at T0, then 90 s with no
+     * engine: the poll at T0 + 90 s finds the slots T0 + 1 s .. T0 + 90 s due, the oldest far more than
+     * the threshold late, so the schedule misfired and its policy decides over all of them.
+     */
+    private List<Instant> afterNinetySecondsOfDowntime(String name, MissedSlots policy) {
+        DbTasks tasks = manual();
+        tasks.schedules()
+                .create(Schedule.builder(name, Trigger.cron("* * * * * *"))
+                        .task("tick")
+                        .missedSlots(policy)
+                        .build());
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1); // slot T0
+        clock.set(T0.plusSeconds(90).plusMillis(400));
+        tasks.schedules().enqueueDue();
+        assertThat(tasks.schedules().find(name).orElseThrow().nextSlot())
+                .as("the schedule goes on from the first slot after the poll")
+                .isEqualTo(T0.plusSeconds(91));
+        List<Instant> all = slots(name);
+        assertThat(all.get(0)).isEqualTo(T0);
+        // Back to normal: the next slot is on time and gets its task, whatever the policy.
+        clock.set(T0.plusSeconds(91).plusMillis(100));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1);
+        assertThat(slots(name)).last().isEqualTo(T0.plusSeconds(91));
+        return all.subList(1, all.size());
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunLatestRunsExactlyTheLatestSlot() {
+        assertThat(afterNinetySecondsOfDowntime("latest", MissedSlots.runLatest()))
+                .containsExactly(T0.plusSeconds(90));
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderSkipRunsNoneOfTheDowntimesSlots() {
+        assertThat(afterNinetySecondsOfDowntime("skip", MissedSlots.skip())).isEmpty();
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunEachFiveRunsTheLatestFive() {
+        assertThat(afterNinetySecondsOfDowntime("each5", MissedSlots.runEach(5)))
+                .containsExactly(
+                        T0.plusSeconds(86),
+                        T0.plusSeconds(87),
+                        T0.plusSeconds(88),
+                        T0.plusSeconds(89),
+                        T0.plusSeconds(90));
+    }
+
+    @Test
+    void oneSecondCronAfterNinetySecondsOfDowntimeUnderRunEachOfMoreThanMissedRunsEverySlot() {
+        List<Instant> expected = new ArrayList<>();
+        for (int s = 1; s <= 90; s++) {
+            expected.add(T0.plusSeconds(s));
+        }
+        assertThat(afterNinetySecondsOfDowntime("each1000", MissedSlots.runEach(1000)))
+                .containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void slotsFoundDueWithinTheThresholdAreAllOnTimeWhateverThePolicy() {
+        // A poll that comes 3 s late (a pause, a slow database) has not misfired: each slot runs.
+        DbTasks tasks = manual();
+        tasks.schedules()
+                .create(Schedule.builder("hiccup", Trigger.cron("* * * * * *"))
+                        .task("tick")
+                        .missedSlots(MissedSlots.skip())
+                        .build());
+        tasks.schedules().enqueueDue();
+        clock.set(T0.plusSeconds(3).plusMillis(200));
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(3);
+        assertThat(slots("hiccup")).containsExactly(T0, T0.plusSeconds(1), T0.plusSeconds(2), T0.plusSeconds(3));
+    }
+
+    @Test
+    void handlerReadsItsSlotAndKeyUnchangedAfterItsLeaseWasRescued() throws Exception {
+        record Seen(int attempt, java.util.Optional<Instant> slot, java.util.Optional<String> key, Instant runAt) {}
+        List<Seen> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch firstStarted = latch();
+        DbTasks tasks = engine(b -> b.migrate(false)
+                .scheduling(false)
+                .scheduleClock(clock)
+                .handler("slotted", Void.class, (ctx, p) -> {
+                    seen.add(new Seen(ctx.attempt(), ctx.slot(), ctx.idempotencyKey(), ctx.runAt()));
+                    if (ctx.attempt() == 1) {
+                        firstStarted.countDown();
+                        Thread.sleep(30_000); // until its lease is taken away
+                    }
+                }));
+        tasks.schedules()
+                .create(Schedule.builder("slotted", Trigger.cron("*/10 * * * * *"))
+                        .task("slotted")
+                        .build());
+        assertThat(tasks.schedules().enqueueDue()).isEqualTo(1);
+        long id = tasks.findByKey(Schedule.slotKey("slotted", T0)).orElseThrow().id();
+        tasks.start();
+        awaitLatch(firstStarted);
+        expireLease(id);
+        eventually().alias("the rescued slot task ran again").until(() -> seen.size() >= 2);
+        assertThat(seen).allSatisfy(s -> {
+            assertThat(s.slot()).as("attempt %d", s.attempt()).contains(T0);
+            assertThat(s.key()).as("attempt %d", s.attempt()).contains(Schedule.slotKey("slotted", T0));
+        });
+        assertThat(seen.get(1).runAt())
+                .as("run-at is the rescue's, not the slot")
+                .isNotEqualTo(T0);
+        assertThat(tasks.findByKey(Schedule.slotKey("slotted", T0))
+                        .orElseThrow()
+                        .attempt())
+                .isEqualTo(2);
+    }
+
+    @Test
+    void slotOfAKeyIsReadBackAndOtherKeysHaveNone() {
+        assertThat(Schedule.slotOf(Schedule.slotKey("a@b", T0.plusMillis(5)))).contains(T0.plusMillis(5));
+        assertThat(Schedule.slotOf("order:42")).isEmpty();
+        assertThat(Schedule.slotOf("schedule:x@not-a-time")).isEmpty();
+        assertThat(Schedule.slotOf(null)).isEmpty();
+    }
+
+    /** An engine of an application version: workers on, polling only when the test says. */
+    private DbTasks version(Consumer<DbTasks.Builder> more) {
+        return engine(b -> {
+            b.migrate(false).scheduling(false).scheduleClock(clock).handler("other", Void.class, (ctx, p) -> {});
+            more.accept(b);
+        });
+    }
+
+    @Test
+    void declaredScheduleWhoseCodeIsGoneIsPausedWithOneWarningAndNoTaskThenResumesWhenTheCodeReturns()
+            throws Exception {
+        Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
+                .task("report")
+                .build();
+        AtomicInteger ran = new AtomicInteger();
+        // Version 1 of the application declares the schedule and handles its kind.
+        DbTasks v1 = version(b -> b.schedule(report).handler("report", Void.class, (ctx, p) -> ran.incrementAndGet()));
+        v1.start();
+        assertThat(v1.schedules().enqueueDue()).isEqualTo(1); // slot T0
+        eventually().alias("slot T0 ran").until(() -> ran.get() == 1);
+        v1.stop(Duration.ofSeconds(5));
+
+        // Version 2 has neither: two instances run for a while past several slots.
+        try (LogCapture logs = LogCapture.of("io.dbtasks.internal.schedule.HeldSchedules")) {
+            DbTasks v2a = version(b -> {});
+            DbTasks v2b = version(b -> {});
+            v2a.start();
+            v2b.start();
+            for (int s = 10; s <= 90; s += 10) {
+                clock.set(T0.plusSeconds(s).plusMillis(500));
+                v2a.schedules().enqueueDue();
+                v2b.schedules().enqueueDue();
+            }
+            Thread.sleep(500); // the workers' claims
+            ScheduleInfo held = v2a.schedules().find("report").orElseThrow();
+            assertThat(held.paused()).as("paused while no engine declares it").isTrue();
+            assertThat(slots("report")).containsExactly(T0);
+            assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'FAILED'"))
+                    .isZero();
+            assertThat(logs.messages())
+                    .as("one warning across the instances and polls")
+                    .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                    .contains("Schedule 'report'")
+                    .contains("dbTasks.schedules().delete(\"report\")");
+            v2a.stop(Duration.ofSeconds(5));
+            v2b.stop(Duration.ofSeconds(5));
+        }
+
+        // Version 3 brings the code back: the schedule resumes, and the slots missed meanwhile follow
+        // its policy (runLatest: the latest, T0 + 100 s).
+        clock.set(T0.plusSeconds(100).plusMillis(500));
+        DbTasks v3 = version(b -> b.schedule(report).handler("report", Void.class, (ctx, p) -> ran.incrementAndGet()));
+        v3.start();
+        assertThat(v3.schedules().enqueueDue()).isEqualTo(1);
+        eventually().alias("the resumed slot ran").until(() -> ran.get() == 2);
+        ScheduleInfo resumed = v3.schedules().find("report").orElseThrow();
+        assertThat(resumed.paused()).isFalse();
+        assertThat(resumed.nextSlot()).isEqualTo(T0.plusSeconds(110));
+        assertThat(slots("report")).containsExactly(T0, T0.plusSeconds(100));
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'FAILED'"))
+                .isZero();
+    }
+
+    @Test
+    void anOperatorsPauseOfAHeldScheduleIsKeptWhenItsCodeReturns() {
+        Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
+                .task("report")
+                .build();
+        manual(b -> b.schedule(report)).start();
+        DbTasks other = manual();
+        clock.set(T0.plusSeconds(40));
+        other.schedules().enqueueDue();
+        assertThat(other.schedules().find("report").orElseThrow().paused()).isTrue();
+        other.schedules().pause("report"); // the operator's pause replaces the hold
+        clock.set(T0.plusSeconds(50));
+        DbTasks back = manual(b -> b.schedule(report));
+        back.start();
+        back.schedules().enqueueDue();
+        assertThat(back.schedules().find("report").orElseThrow().paused()).isTrue();
+        assertThat(back.schedules().resume("report").paused()).isFalse();
     }
 
     @Test

@@ -59,6 +59,23 @@ public final class SecondProcess implements AutoCloseable {
         return parse(line.substring("FIGURES ".length()));
     }
 
+    /**
+     * Waits until the child printed a line starting with {@code prefix}.
+     *
+     * @return that line
+     */
+    public String awaitOutput(String prefix, Duration timeout) throws InterruptedException {
+        return awaitLine(prefix, timeout);
+    }
+
+    /** Kills the child at once ({@code kill -9} on Linux) and waits for it to be gone. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new AssertionError("second process still alive 30 s after SIGKILL");
+        }
+    }
+
     @Override
     public void close() {
         process.destroyForcibly();

@@ -122,10 +122,18 @@ final class AnnotatedHandlers {
                 : io.dbtasks.schedule.Trigger.cron(cron, java.time.ZoneId.of(resolve(beanFactory, annotation.zone())));
         io.dbtasks.schedule.Schedule.Builder schedule = io.dbtasks.schedule.Schedule.builder(kind, trigger)
                 .task(kind)
-                .missedSlots(
-                        annotation.missedSlots() == Recurring.Missed.SKIP
-                                ? io.dbtasks.schedule.MissedSlots.skip()
-                                : io.dbtasks.schedule.MissedSlots.runLatest());
+                .missedSlots(missedSlots(annotation, description));
+        String threshold = resolve(beanFactory, annotation.misfireThreshold());
+        if (!threshold.isBlank()) {
+            try {
+                schedule.misfireThreshold(org.springframework.boot.convert.DurationStyle.detectAndParse(threshold));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(
+                        "@Recurring " + description + " has misfireThreshold '" + threshold
+                                + "'; write a duration that is zero or more, such as 10s or 2m",
+                        e);
+            }
+        }
         String queue = resolve(beanFactory, annotation.queue());
         if (!queue.isBlank()) {
             schedule.queue(queue);
@@ -137,6 +145,20 @@ final class AnnotatedHandlers {
                 description,
                 new MethodHandler(beanFactory, name, method, -1, arity),
                 schedule.build());
+    }
+
+    private static io.dbtasks.schedule.MissedSlots missedSlots(Recurring annotation, String description) {
+        return switch (annotation.missedSlots()) {
+            case SKIP -> io.dbtasks.schedule.MissedSlots.skip();
+            case RUN_LATEST -> io.dbtasks.schedule.MissedSlots.runLatest();
+            case RUN_EACH -> {
+                try {
+                    yield io.dbtasks.schedule.MissedSlots.runEach(annotation.missedSlotsMax());
+                } catch (io.dbtasks.schedule.InvalidScheduleException e) {
+                    throw new IllegalStateException("@Recurring " + description + ": " + e.getMessage(), e);
+                }
+            }
+        };
     }
 
     private static String resolve(BeanFactory beanFactory, String value) {

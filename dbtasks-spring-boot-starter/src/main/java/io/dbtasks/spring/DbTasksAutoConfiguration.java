@@ -63,6 +63,7 @@ public class DbTasksAutoConfiguration {
         applyProperties(builder, properties);
         jsonMapper.ifUnique(builder::jsonMapper);
         registerHandlers(builder, beanFactory, observations(properties, observations));
+        RunOnceTargets.register(builder, beanFactory);
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
     }

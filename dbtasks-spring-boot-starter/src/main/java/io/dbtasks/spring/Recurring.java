@@ -51,16 +51,36 @@ public @interface Recurring {
     String queue() default "";
 
     /**
-     * @return what to do with slots missed while no engine ran: {@code RUN_LATEST} (default) or {@code
-     *     SKIP}
+     * @return what a misfired schedule does with its due slots (after downtime, when the oldest due
+     *     slot is later than {@link #misfireThreshold()}): {@code RUN_LATEST} (default) runs the
+     *     latest, {@code SKIP} none, {@code RUN_EACH} the latest {@link #missedSlotsMax()}; see {@link
+     *     io.dbtasks.schedule.MissedSlots}
      */
     Missed missedSlots() default Missed.RUN_LATEST;
 
+    /**
+     * @return for {@link Missed#RUN_EACH}, the most due slots a misfired schedule runs, the latest
+     *     ones, 1 to {@value io.dbtasks.schedule.MissedSlots#MAX_RUN_EACH}; default 10. Not used by
+     *     the other policies
+     */
+    int missedSlotsMax() default 10;
+
+    /**
+     * @return how late the oldest due slot may be found and the schedule still count as on time (each
+     *     due slot runs), in Spring Boot's duration format ({@code 10s}, {@code 1m}); later, the
+     *     schedule misfired and {@link #missedSlots()} decides. Default empty: {@link
+     *     io.dbtasks.schedule.Schedule#DEFAULT_MISFIRE_THRESHOLD} (10 s); {@code ${...}} placeholders
+     *     are resolved
+     */
+    String misfireThreshold() default "";
+
     /** Missed-slot policies; see {@link io.dbtasks.schedule.MissedSlots}. */
     enum Missed {
-        /** Skip missed slots; run from the next one. */
+        /** Run none of a misfired schedule's due slots; go on from the next one. */
         SKIP,
-        /** Run the latest missed slot once. */
-        RUN_LATEST
+        /** Run the latest of a misfired schedule's due slots, once ({@code MissedSlots.runLatest()}). */
+        RUN_LATEST,
+        /** Run each of the latest {@link Recurring#missedSlotsMax()} due slots ({@code MissedSlots.runEach(n)}). */
+        RUN_EACH
     }
 }

@@ -12,7 +12,9 @@ import java.lang.annotation.Target;
  * Built on the run-once guards ({@link io.dbtasks.once.RunOnceGuards}): the first instance to call
  * for a key runs the method under a lease; the others skip it while it runs and after it succeeded;
  * a failed run is run again by the next call; a run whose process died is taken over once its lease
- * has ended.
+ * has ended, by the next call of its key or, for a method without parameters, by the engine of a live
+ * instance, which calls the method again under the same key (so a slot whose runner died is not lost
+ * although no instance fires that slot again; see {@link io.dbtasks.once.RunOnceTarget}).
  *
  * <pre>{@code
  * @Scheduled(cron = "0 0 6 * * *", zone = "Europe/Berlin")

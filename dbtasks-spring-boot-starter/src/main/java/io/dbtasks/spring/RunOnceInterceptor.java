@@ -34,6 +34,10 @@ public class RunOnceInterceptor implements MethodInterceptor {
     static final Duration EARLY_FIRE = Duration.ofMillis(50);
 
     private static final ThreadLocal<String> CURRENT_KEY = new ThreadLocal<>();
+    /** Set by a guard rescue around its call of the method: the key to run it under, unguarded. */
+    private static final ThreadLocal<Rescue> RESCUE = new ThreadLocal<>();
+
+    private record Rescue(Method method, String key) {}
 
     private final ObjectProvider<DbTasks> dbTasks;
     private final Environment environment;
@@ -58,11 +62,19 @@ public class RunOnceInterceptor implements MethodInterceptor {
                 ? AopUtils.getTargetClass(invocation.getThis())
                 : method.getDeclaringClass();
         Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        Rescue rescue = RESCUE.get();
+        if (rescue != null && sameMethod(rescue.method(), specific)) {
+            // The guard rescue holds the key's lease and calls the method through its proxy: run it
+            // under the rescued key, not under the key of now.
+            RESCUE.remove();
+            return proceed(rescue.key(), invocation);
+        }
         Plan plan = plans.computeIfAbsent(specific, m -> plan(m, targetClass));
         String key = plan.key(clock.instant());
         Object[] returned = new Object[1];
         Throwable[] thrown = new Throwable[1];
-        RunOnceResult result = dbTasks.getObject().guards().runOnce(key, plan.lease, lease -> {
+        String target = target(targetClass, specific);
+        RunOnceResult result = dbTasks.getObject().guards().runOnce(key, target, plan.lease, lease -> {
             String outer = CURRENT_KEY.get();
             CURRENT_KEY.set(key);
             try {
@@ -107,13 +119,81 @@ public class RunOnceInterceptor implements MethodInterceptor {
     }
 
     /**
-     * The run-once key of the {@link RunOnce} method running on this thread, for logging or for
-     * naming what it produces after its period.
+     * The run-once key of the {@link RunOnce} method running on this thread, such as {@code
+     * daily-report:2026-11-23T05:00:00Z}: the same when a live instance runs the key again after its
+     * runner died. Use it for logging or for naming what the run produces after its period.
      *
-     * @return the key, or empty outside a guarded run
+     * @return the key, present while a guarded run (or a rescued one) of a {@link RunOnce} method is
+     *     on this thread; empty elsewhere, including a call that was skipped
      */
     public static java.util.Optional<String> currentKey() {
         return java.util.Optional.ofNullable(CURRENT_KEY.get());
+    }
+
+    /**
+     * The name under which {@code method} is registered as the run-once target that runs its keys
+     * again when their runner died: its class's and its own name. Only methods without parameters
+     * are targets, as a rescue has no arguments to pass.
+     *
+     * @return the name, or {@code null} if the method cannot be a target
+     */
+    static String target(Class<?> userClass, Method method) {
+        if (method.getParameterCount() != 0) {
+            return null;
+        }
+        String name = userClass.getName() + "." + method.getName();
+        return name.length() <= io.dbtasks.once.RunOnceTarget.MAX_NAME ? name : null;
+    }
+
+    /**
+     * The work that runs {@code method} of bean {@code beanName} again under a rescued key: calls the
+     * method through the bean's proxy, which this interceptor lets through under the rescued key
+     * (the rescue already holds the key's lease) with {@link #currentKey()} set to it.
+     *
+     * @param beanFactory where the bean is looked up, at the first rescue
+     * @param beanName the bean
+     * @param method the {@link RunOnce} method, without parameters
+     * @return the work
+     */
+    static io.dbtasks.lock.LeasedWork rescueWork(
+            org.springframework.beans.factory.BeanFactory beanFactory, String beanName, Method method) {
+        return lease -> {
+            Object bean = beanFactory.getBean(beanName);
+            Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
+            org.springframework.util.ReflectionUtils.makeAccessible(invocable);
+            RESCUE.set(new Rescue(method, lease.name()));
+            try {
+                invocable.invoke(bean);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                if (e.getCause() instanceof Exception cause) {
+                    throw cause;
+                }
+                if (e.getCause() instanceof Error error) {
+                    throw error;
+                }
+                throw e;
+            } finally {
+                RESCUE.remove();
+            }
+        };
+    }
+
+    private static boolean sameMethod(Method a, Method b) {
+        return a.getName().equals(b.getName()) && b.getParameterCount() == 0;
+    }
+
+    private static Object proceed(String key, MethodInvocation invocation) throws Throwable {
+        String outer = CURRENT_KEY.get();
+        CURRENT_KEY.set(key);
+        try {
+            return invocation.proceed();
+        } finally {
+            if (outer == null) {
+                CURRENT_KEY.remove();
+            } else {
+                CURRENT_KEY.set(outer);
+            }
+        }
     }
 
     private static Object skipped(RunOnce.Skipped what, RunOnceResult result) {

@@ -372,6 +372,56 @@ class SpringExperienceTest {
         });
     }
 
+    static class CatchUp {
+        @Recurring(
+                cron = "* * * * * *",
+                name = "catch-up",
+                missedSlots = Recurring.Missed.RUN_EACH,
+                missedSlotsMax = 5,
+                misfireThreshold = "2s")
+        void run() {}
+
+        @Recurring(cron = "* * * * * *", name = "skipping", missedSlots = Recurring.Missed.SKIP)
+        void skipping() {}
+
+        @Recurring(cron = "* * * * * *", name = "latest")
+        void latest() {}
+    }
+
+    @Test
+    void recurringDeclaresEveryMissedSlotPolicyAndItsMisfireThreshold() {
+        fresh().withBean(CatchUp.class).run(context -> {
+            DbTasks dbTasks = context.getBean(DbTasks.class);
+            io.dbtasks.schedule.ScheduleInfo catchUp =
+                    dbTasks.schedules().find("catch-up").orElseThrow();
+            assertThat(catchUp.missedSlots()).isEqualTo(io.dbtasks.schedule.MissedSlots.runEach(5));
+            assertThat(catchUp.misfireThreshold()).isEqualTo(Duration.ofSeconds(2));
+            assertThat(dbTasks.schedules().find("skipping").orElseThrow().missedSlots())
+                    .isEqualTo(io.dbtasks.schedule.MissedSlots.skip());
+            io.dbtasks.schedule.ScheduleInfo latest =
+                    dbTasks.schedules().find("latest").orElseThrow();
+            assertThat(latest.missedSlots()).isEqualTo(io.dbtasks.schedule.MissedSlots.runLatest());
+            assertThat(latest.misfireThreshold()).isEqualTo(io.dbtasks.schedule.Schedule.DEFAULT_MISFIRE_THRESHOLD);
+        });
+    }
+
+    static class BadCatchUp {
+        @Recurring(cron = "* * * * * *", missedSlots = Recurring.Missed.RUN_EACH, missedSlotsMax = 0)
+        void run() {}
+    }
+
+    @Test
+    void recurringWithAnOutOfRangeRunEachFailsTheStartupNamingTheMethod() {
+        fresh().withBean(BadCatchUp.class)
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("runEach(max) needs 1 to 1000"));
+        fresh().withBean(BadCatchUp.class)
+                .run(context -> assertThat(context.getStartupFailure())
+                        .hasStackTraceContaining("@Recurring bean")
+                        .hasStackTraceContaining("BadCatchUp.run"));
+    }
+
     static class RecurringClash {
         @Recurring(cron = "0 0 * * * *", name = "mail.send")
         void clash() {}

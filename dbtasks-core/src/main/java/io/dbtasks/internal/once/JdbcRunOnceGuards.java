@@ -14,6 +14,7 @@ import io.dbtasks.lock.spi.Renewal;
 import io.dbtasks.once.RunOnceGuards;
 import io.dbtasks.once.RunOnceResult;
 import io.dbtasks.once.RunOnceResult.Outcome;
+import io.dbtasks.once.RunOnceTarget;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,6 +35,11 @@ import org.slf4j.LoggerFactory;
  * AND status = RUNNING AND lease_expires_at <= now}, a re-run of a failure by {@code token = <old>
  * AND status = FAILED}, renewal and completion by {@code token = <ours> AND status = RUNNING}.
  * A write that changes 0 rows lost a race and the claim reads the row again.
+ *
+ * <p>A claim may name a target ({@link io.dbtasks.once.RunOnceTarget}), stored in the row; the guard
+ * rescue ({@link GuardRescue}) takes a RUNNING row past its lease over with the same takeover
+ * statement and runs the target's work, so only one engine re-runs a dead runner's key. A success
+ * keeps the error of the latest failed run in {@code last_error} as its trace.
  */
 public final class JdbcRunOnceGuards implements RunOnceGuards {
     /** The states of a {@code dbtasks_once} row (its own table, not the task state machine). */
@@ -73,13 +79,17 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         String now = dialect.now();
         this.selectSql = "SELECT status, token, owner, lease_expires_at, CASE WHEN lease_expires_at > " + now
                 + " THEN 1 ELSE 0 END AS live FROM dbtasks_once WHERE once_key = ?";
-        this.insertSql = "INSERT INTO dbtasks_once (once_key, status, token, owner, lease_expires_at, started_at, runs,"
-                + " created_at, updated_at) VALUES (?, '" + GuardStatus.RUNNING + "', ?, ?, ?, " + now + ", 1, " + now
-                + ", " + now + ")"
-                + dialect.onConflictDoNothing();
-        // Binds: new token, owner, expiry, key, old token, old status. Expiry is re-checked for RUNNING.
+        this.insertSql =
+                "INSERT INTO dbtasks_once (once_key, status, token, owner, lease_expires_at, target, started_at,"
+                        + " runs, created_at, updated_at) VALUES (?, '" + GuardStatus.RUNNING + "', ?, ?, ?, ?, " + now
+                        + ", 1, "
+                        + now
+                        + ", " + now + ")"
+                        + dialect.onConflictDoNothing();
+        // Binds: new token, owner, expiry, target, key, old token, old status. Expiry is re-checked for
+        // RUNNING.
         this.rerunSql = "UPDATE dbtasks_once SET status = '" + GuardStatus.RUNNING
-                + "', token = ?, owner = ?, lease_expires_at = ?,"
+                + "', token = ?, owner = ?, lease_expires_at = ?, target = ?,"
                 + " started_at = " + now + ", finished_at = NULL, duration_ms = NULL, runs = runs + 1, updated_at = "
                 + now
                 + " WHERE once_key = ? AND token = ? AND status = ? AND (status = '" + GuardStatus.FAILED
@@ -87,22 +97,34 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
                 + now + ")";
         this.renewSql = "UPDATE dbtasks_once SET lease_expires_at = " + dialect.nowPlusMillis() + ", updated_at = "
                 + now + " WHERE once_key = ? AND token = ? AND status = '" + GuardStatus.RUNNING + "'";
-        this.finishSql = "UPDATE dbtasks_once SET status = ?, last_error = ?, duration_ms = ?, finished_at = " + now
+        // A success keeps the error of the latest failed run as its trace; a failure replaces it.
+        this.finishSql = "UPDATE dbtasks_once SET status = ?, last_error = COALESCE(?, last_error), duration_ms = ?,"
+                + " finished_at = " + now
                 + ", lease_expires_at = NULL, updated_at = " + now
                 + " WHERE once_key = ? AND token = ? AND status = '" + GuardStatus.RUNNING + "'";
     }
 
     @Override
     public RunOnceResult runOnce(String key, Duration lease, LeasedWork work) {
+        return runOnce(key, null, lease, work);
+    }
+
+    @Override
+    public RunOnceResult runOnce(String key, String target, Duration lease, LeasedWork work) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(lease, "lease");
         Objects.requireNonNull(work, "work");
         if (key.isEmpty() || key.length() > MAX_KEY) {
             throw new IllegalArgumentException("run-once key must be 1 to " + MAX_KEY + " characters: '" + key + "'");
         }
+        if (target != null && (target.isBlank() || target.length() > RunOnceTarget.MAX_NAME)) {
+            throw new IllegalArgumentException("run-once target must be 1 to " + RunOnceTarget.MAX_NAME
+                    + " characters and not blank: '" + target + "'");
+        }
         AbstractLeaseLocks.requirePositive(lease, "lease");
         String owner = Owners.current(workerId);
-        RunOnceResult claim = jdbc.withConnection("Claim run-once key '" + key + "'", c -> claim(c, key, owner, lease));
+        RunOnceResult claim =
+                jdbc.withConnection("Claim run-once key '" + key + "'", c -> claim(c, key, target, owner, lease));
         if (claim.outcome() != Outcome.RAN && claim.outcome() != Outcome.TOOK_OVER) {
             log.debug(
                     "Run-once key '{}' skipped: {} {}",
@@ -127,8 +149,44 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
                 age);
     }
 
+    /**
+     * Runs a key again for the guard rescue: only if its row is still RUNNING past its lease, taken
+     * over by the same compare-and-set on the old token as any caller's takeover, so of several
+     * engines rescuing at once exactly one runs it.
+     *
+     * @param key the key whose runner died
+     * @param target the registered target that re-runs it
+     * @return the result, or {@code null} if the row was no longer RUNNING past its lease (it finished,
+     *     or another engine took it over first)
+     */
+    RunOnceResult rescue(String key, RunOnceTarget target) {
+        String owner = Owners.current(workerId);
+        RunOnceResult claim = jdbc.withConnection("Rescue run-once key '" + key + "'", c -> {
+            Row row = select(c, key);
+            if (row == null || !row.status().equals(GuardStatus.RUNNING.name()) || row.live()) {
+                return null;
+            }
+            DbClock.Grant grant = clock.draw(c, target.lease().toMillis());
+            Lease ours = new Lease(key, grant.token(), owner, grant.expiresAt());
+            if (!rerun(c, ours, target.name(), row)) {
+                return null;
+            }
+            log.warn(
+                    "Run-once key '{}': its runner {} (token {}) died mid-run (lease ended at {}); running it again"
+                            + " with target '{}'",
+                    key,
+                    row.owner(),
+                    row.token(),
+                    row.expiresAt(),
+                    target.name());
+            return new RunOnceResult(key, Outcome.TOOK_OVER, ours, null);
+        });
+        return claim == null ? null : run(claim, target.lease(), target.work());
+    }
+
     /** Claims the key, or says why not: RAN or TOOK_OVER carry our grant, the skips carry theirs. */
-    private RunOnceResult claim(Connection c, String key, String owner, Duration lease) throws SQLException {
+    private RunOnceResult claim(Connection c, String key, String target, String owner, Duration lease)
+            throws SQLException {
         for (int i = 0; i < MAX_TRIES; i++) {
             Row row = select(c, key);
             if (row != null && row.status().equals(GuardStatus.SUCCEEDED.name())) {
@@ -140,10 +198,10 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
             DbClock.Grant grant = clock.draw(c, lease.toMillis());
             Lease ours = new Lease(key, grant.token(), owner, grant.expiresAt());
             if (row == null) {
-                if (insert(c, ours)) {
+                if (insert(c, ours, target)) {
                     return new RunOnceResult(key, Outcome.RAN, ours, null);
                 }
-            } else if (rerun(c, ours, row)) {
+            } else if (rerun(c, ours, target, row)) {
                 Outcome o = row.status().equals(GuardStatus.RUNNING.name()) ? Outcome.TOOK_OVER : Outcome.RAN;
                 if (o == Outcome.TOOK_OVER) {
                     log.warn(
@@ -244,24 +302,26 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         }
     }
 
-    private boolean insert(Connection c, Lease ours) throws SQLException {
+    private boolean insert(Connection c, Lease ours, String target) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(insertSql)) {
             ps.setString(1, ours.name());
             ps.setLong(2, ours.token());
             ps.setString(3, ours.owner());
             dialect.setInstant(ps, 4, ours.expiresAt());
+            ps.setString(5, target);
             return dialect.insertIfAbsent(ps);
         }
     }
 
-    private boolean rerun(Connection c, Lease ours, Row row) throws SQLException {
+    private boolean rerun(Connection c, Lease ours, String target, Row row) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(rerunSql)) {
             ps.setLong(1, ours.token());
             ps.setString(2, ours.owner());
             dialect.setInstant(ps, 3, ours.expiresAt());
-            ps.setString(4, ours.name());
-            ps.setLong(5, row.token());
-            ps.setString(6, row.status());
+            ps.setString(4, target);
+            ps.setString(5, ours.name());
+            ps.setLong(6, row.token());
+            ps.setString(7, row.status());
             return Jdbc.changedOne(ps.executeUpdate(), "claim of run-once key '" + ours.name() + "'");
         }
     }

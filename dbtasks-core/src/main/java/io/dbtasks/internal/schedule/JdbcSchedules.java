@@ -109,9 +109,9 @@ public final class JdbcSchedules implements Schedules {
         Objects.requireNonNull(name, "name");
         int n = jdbc.withConnection("Pausing schedule " + name, c -> {
             try (PreparedStatement ps =
-                    c.prepareStatement("UPDATE dbtasks_schedule SET paused = TRUE, next_slot = NULL,"
-                            + " version = version + 1, updated_at = " + dialect.now()
-                            + " WHERE name = ? AND paused = FALSE")) {
+                    c.prepareStatement("UPDATE dbtasks_schedule SET paused = TRUE, paused_reason = NULL,"
+                            + " next_slot = NULL, version = version + 1, updated_at = " + dialect.now()
+                            + " WHERE name = ? AND (paused = FALSE OR paused_reason IS NOT NULL)")) {
                 ps.setString(1, name);
                 return ps.executeUpdate();
             }
@@ -139,7 +139,12 @@ public final class JdbcSchedules implements Schedules {
                 // Waits for its latest task, then runs a delay after it (see SchedulePoller).
                 case FIXED_DELAY -> s.lastTaskKey == null ? now : null;
             };
-            write(c, "paused = FALSE, next_slot = ?", name, s.version, ps -> dialect.setInstant(ps, 1, next));
+            write(
+                    c,
+                    "paused = FALSE, paused_reason = NULL, next_slot = ?",
+                    name,
+                    s.version,
+                    ps -> dialect.setInstant(ps, 1, next));
             return null;
         });
         poller.wakeUp();

@@ -51,6 +51,9 @@ public final class SchedulePoller {
     /** The wait after a due probe found every due row locked by another engine. */
     private static final long CONTENDED_WAIT_MILLIS = 20;
 
+    /** How often held schedules are looked for and resumed. */
+    private static final long HELD_CHECK_NANOS = TimeUnit.SECONDS.toNanos(5);
+
     /** The most names one advancing UPDATE lists. */
     private static final int MAX_NAMES = 500;
 
@@ -58,6 +61,10 @@ public final class SchedulePoller {
     private final Dialect dialect;
     private final Enqueuer enqueuer;
     private final ScheduleRows rows;
+    private final HeldSchedules held;
+    /** When {@link HeldSchedules#check} is due next, by {@link System#nanoTime()}. */
+    private long nextHeldCheck = System.nanoTime();
+
     private final Clock clock;
     private final int batch;
     private final long pollMillis;
@@ -79,16 +86,24 @@ public final class SchedulePoller {
         this.dialect = dialect;
         this.enqueuer = enqueuer;
         this.rows = new ScheduleRows(dialect);
+        java.util.Set<String> declared = new java.util.HashSet<>();
+        config.declared().forEach(d -> declared.add(d.name()));
+        this.held = new HeldSchedules(jdbc, dialect, rows, declared, config.clock());
+        String firable = HeldSchedules.firable("", declared.size());
         this.clock = config.clock();
         this.batch = config.batch();
         this.pollMillis = config.pollInterval().toMillis();
         this.nowExpr = clock == null ? dialect.now() : "?";
         String fixedDelay = "trigger_type = '" + Trigger.Type.FIXED_DELAY.name() + "'";
-        this.probeSql = "SELECT (SELECT MIN(next_slot) FROM dbtasks_schedule) AS next_due,"
+        // A schedule declared in code is fired only by the engines that declare it (see HeldSchedules).
+        this.probeSql = "SELECT (SELECT MIN(next_slot) FROM dbtasks_schedule WHERE paused = FALSE AND " + firable
+                + ") AS next_due,"
                 + " (SELECT COUNT(*) FROM dbtasks_schedule WHERE next_slot IS NULL AND paused = FALSE AND "
                 + fixedDelay + ") AS awaiting, " + nowExpr + " AS db_now";
         this.dueSql = "SELECT " + ScheduleRows.DEFINITION + ", " + nowExpr + " AS db_now FROM dbtasks_schedule s"
-                + " WHERE s.next_slot <= " + nowExpr + " ORDER BY s.next_slot LIMIT ?" + dialect.forUpdateSkipLocked();
+                + " WHERE s.next_slot <= " + nowExpr + " AND s.paused = FALSE AND "
+                + HeldSchedules.firable("s", declared.size()) + " ORDER BY s.next_slot LIMIT ?"
+                + dialect.forUpdateSkipLocked();
         // PostgreSQL cannot type a bare parameter of CONCAT (it takes "any"); the others can.
         String text = dialect.name().equals("postgresql") ? "CAST(? AS TEXT)" : "?";
         String set = "UPDATE dbtasks_schedule SET next_slot = ?, ";
@@ -171,6 +186,10 @@ public final class SchedulePoller {
 
     /** One probe and what it calls for. @return how long to sleep before the next, in ms */
     long pollOnce() {
+        if (System.nanoTime() - nextHeldCheck >= 0) {
+            nextHeldCheck = System.nanoTime() + HELD_CHECK_NANOS;
+            held.check();
+        }
         Probe p = probe();
         if (p.awaiting > 0) {
             releaseFinishedDelays();
@@ -187,6 +206,7 @@ public final class SchedulePoller {
 
     /** Fires due slots until none is left that this engine can lock. @return schedules advanced */
     public int enqueueDue() {
+        held.check();
         releaseFinishedDelays();
         int tasks = 0;
         while (true) {
@@ -215,7 +235,7 @@ public final class SchedulePoller {
     private Probe probe() {
         return jdbc.withConnection("Probing schedules", c -> {
             try (PreparedStatement ps = c.prepareStatement(probeSql)) {
-                bindNow(ps, 1);
+                bindNow(ps, held.bindDeclared(ps, 1));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return new Probe(
@@ -263,6 +283,7 @@ public final class SchedulePoller {
                 try (PreparedStatement ps = c.prepareStatement(dueSql)) {
                     int i = bindNow(ps, 1);
                     i = bindNow(ps, i);
+                    i = held.bindDeclared(ps, i);
                     ps.setInt(i, batch);
                     try (ResultSet rs = ps.executeQuery()) {
                         Instant now = null;

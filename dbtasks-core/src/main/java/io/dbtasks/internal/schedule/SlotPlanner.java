@@ -15,10 +15,13 @@ import java.util.Optional;
  * Decides, for one due schedule, which slots get a task now and which slot is next. Pure: the same
  * row and the same "now" always give the same plan, whichever engine computes it.
  *
- * <p>The due slots are those from the row's next slot up to now. A due slot older than now minus
- * the misfire threshold is <em>missed</em>; the others are <em>on time</em> and always enqueued. Of
- * the missed ones, {@link MissedSlots} picks none, the latest, or the latest {@code n}. The walk is
- * bounded: missed slots are found backwards from the threshold (so a year of downtime under an
+ * <p>One rule, Quartz's misfire rule: the due slots are those from the row's next slot up to now.
+ * When the oldest of them is at most the misfire threshold late, the schedule is on time and every
+ * due slot is enqueued (a poll that came a little late, after a pause or a slow statement, catches
+ * up each slot). When it is later than that, the schedule <em>misfired</em> (no engine ran, or the
+ * database was unreachable) and the {@link MissedSlots} policy decides over all the due slots: none,
+ * the latest, or the latest {@code n}; the schedule then goes on from the first slot after now. The
+ * walk is bounded: a misfire's slots are found backwards from now (so a year of downtime under an
  * every-second cron costs {@code n} steps, not millions), on-time slots forwards, at most {@link
  * #MAX_ON_TIME} per poll.
  */
@@ -36,37 +39,36 @@ final class SlotPlanner {
     private SlotPlanner() {}
 
     static Plan plan(Trigger trigger, Instant next, Instant now, MissedSlots policy, Duration threshold) {
-        Instant cutoff = now.minus(threshold);
+        boolean misfired = next.isBefore(now.minus(threshold));
         if (trigger.type() == Trigger.Type.FIXED_DELAY) {
             // One slot at a time: the next depends on when its task ends.
-            if (next.isBefore(cutoff) && policy.mode() == MissedSlots.Mode.SKIP) {
+            if (misfired && policy.mode() == MissedSlots.Mode.SKIP) {
                 return new Plan(List.of(), trigger.nextSlot(now).orElseThrow());
             }
             return new Plan(List.of(next), null);
         }
-        List<Instant> onTime = new ArrayList<>();
-        Instant s = next.isBefore(cutoff) ? firstAtOrAfter(trigger, next, cutoff) : next;
-        while (s != null && !s.isAfter(now) && onTime.size() < MAX_ON_TIME) {
-            onTime.add(s);
-            s = trigger.nextSlot(s).orElse(null);
+        if (!misfired) {
+            List<Instant> onTime = new ArrayList<>();
+            Instant s = next;
+            while (s != null && !s.isAfter(now) && onTime.size() < MAX_ON_TIME) {
+                onTime.add(s);
+                s = trigger.nextSlot(s).orElse(null);
+            }
+            return new Plan(List.copyOf(onTime), s);
         }
         int wanted = switch (policy.mode()) {
             case SKIP -> 0;
-            case RUN_LATEST -> onTime.isEmpty() ? 1 : 0;
+            case RUN_LATEST -> 1;
             case RUN_EACH -> policy.max();
         };
-        Deque<Instant> missed = new ArrayDeque<>();
-        if (wanted > 0 && next.isBefore(cutoff)) {
-            Instant m = lastBefore(trigger, next, cutoff);
-            while (m != null && !m.isBefore(next) && missed.size() < wanted) {
-                missed.addFirst(m);
-                m = trigger.previousSlot(m).orElse(null);
-            }
+        // The latest slot at or before now, and back from it.
+        Deque<Instant> run = new ArrayDeque<>();
+        Instant m = lastBefore(trigger, next, now.plusNanos(1));
+        while (m != null && !m.isBefore(next) && run.size() < wanted) {
+            run.addFirst(m);
+            m = trigger.previousSlot(m).orElse(null);
         }
-        List<Instant> slots = new ArrayList<>(missed.size() + onTime.size());
-        slots.addAll(missed);
-        slots.addAll(onTime);
-        return new Plan(List.copyOf(slots), s);
+        return new Plan(List.copyOf(run), firstAtOrAfter(trigger, next, now.plusNanos(1)));
     }
 
     /**
