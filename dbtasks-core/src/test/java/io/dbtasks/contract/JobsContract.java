@@ -273,6 +273,35 @@ public abstract class JobsContract extends EngineHarness {
     }
 
     @Test
+    void runByBusinessTypeTwiceRunsEachDefinitionOnce() {
+        DbTasks tasks = worker();
+        JobDefinitions jobs = tasks.jobs();
+        int n = 40;
+        for (int i = 0; i < n; i++) {
+            jobs.create(job("twice-" + i, "syncOrder", "[" + i + ", \"twice\"]", "java.lang.Long", "java.lang.String")
+                    .business("twice", String.valueOf(i))
+                    .build());
+        }
+        tasks.start();
+        assertThat(jobs.runBusinessType("twice").enqueued()).isEqualTo(n);
+        // Immediately again, while some runs are pending, some running and some succeeded.
+        JobRunSummary second = jobs.runBusinessType("twice");
+        assertThat(second.enqueued()).as("second run: " + second).isZero();
+        for (int i = 0; i < n; i++) {
+            settled(tasks, "twice-" + i, TaskStatus.SUCCEEDED);
+        }
+        // And once every run has succeeded.
+        JobRunSummary third = jobs.runBusinessType("twice");
+        assertThat(third.enqueued()).as("third run: " + third).isZero();
+        for (int i = 0; i < n; i++) {
+            assertThat(jobs.find("twice-" + i).orElseThrow().runs()).isEqualTo(1);
+        }
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_job_run WHERE business_type = 'twice'"))
+                .isEqualTo(n);
+        assertThat(service.calls).hasSize(n).doesNotHaveDuplicates();
+    }
+
+    @Test
     void rerunFailedRunsOnlyTheDefinitionsWhoseLastTaskFailedWithTheirCurrentArguments() {
         DbTasks tasks = worker();
         JobDefinitions jobs = tasks.jobs();
