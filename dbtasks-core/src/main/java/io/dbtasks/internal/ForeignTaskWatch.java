@@ -223,11 +223,29 @@ final class ForeignTaskWatch {
                         + " JobMethodRegistry) on an engine that works queue '" + queue + "'";
     }
 
+    /** The live engines' targets with the same bean and method but other parameter types, if any. */
+    private static String sameName(Group g, List<Live> live) {
+        if (g.jobTarget() == null || g.jobTarget().indexOf('(') < 0) {
+            return "";
+        }
+        String prefix = g.jobTarget().substring(0, g.jobTarget().indexOf('(') + 1);
+        List<String> similar = live.stream()
+                .filter(w -> w.queues().contains(g.queue()) && w.jobTargets() != null)
+                .flatMap(w -> w.jobTargets().stream())
+                .filter(t -> t.startsWith(prefix))
+                .distinct()
+                .sorted()
+                .toList();
+        return similar.isEmpty()
+                ? ""
+                : "; it does not match the parameter types of the allow-listed " + String.join(" or ", similar);
+    }
+
     private void failGroup(Group g, List<Live> live) {
         String reason = "No live engine of queue '" + g.queue() + "' can run " + what(g.kind(), g.jobTarget())
                 + " (live engines: " + live.stream().map(Live::workerId).toList() + ") for " + grace
-                + ", so it failed without running. " + remedy(g.queue(), g.kind(), g.jobTarget())
-                + ", then retry the task";
+                + ", so it failed without running" + sameName(g, live) + ". "
+                + remedy(g.queue(), g.kind(), g.jobTarget()) + ", then retry the task";
         List<TaskEvent> failed = jdbc.inTransaction("Fail tasks no engine can run", c -> {
             dialect.readCommittedTransaction(c);
             List<long[]> rows = candidates(c, g);
