@@ -219,8 +219,9 @@ final class ForeignTaskWatch {
     private static String remedy(String queue, String kind, String target) {
         return target == null
                 ? "Register a handler for '" + kind + "' on an engine that works queue '" + queue + "'"
-                : "Allow-list " + target + " (annotate the method with @TaskMethod, or register it with"
-                        + " JobMethodRegistry) on an engine that works queue '" + queue + "'";
+                : "Allow-list " + target + " on an engine that works queue '" + queue + "' (Spring: annotate the"
+                        + " method with @TaskMethod or list it in dbtasks.jobs.allowed-methods; plain Java:"
+                        + " JobMethodRegistry.register)";
     }
 
     /** The live engines' targets with the same bean and method but other parameter types, if any. */
