@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * the grace period. Each engine times the period itself, from its own checks, so a restart only
  * delays a failure; the failing UPDATE is guarded by PENDING, so two engines never both fail a task.
  *
- * <p>Each (queue, kind, target) is logged once per engine: a warning when no live engine can run it,
- * at info when it is left for another engine. {@link #snapshot()} holds the last check's groups.
+ * <p>Each (queue, kind, target) is logged once per engine, as a warning that says whether another
+ * live engine runs it or none can. {@link #snapshot()} holds the last check's groups.
  *
  * <p>Thread-safe: {@link #check()} runs on the engine's scheduler, one at a time; the snapshot is
  * one volatile reference.
@@ -195,9 +195,9 @@ final class ForeignTaskWatch {
     private void logFirst(ForeignTasks f, List<Live> live) {
         String what = what(f.kind(), f.jobTarget());
         if (f.runnableElsewhere()) {
-            log.info(
+            log.warn(
                     "dbtasks {}: queue '{}' has {} due task(s) of {} that this engine cannot run; it leaves them"
-                            + " to the engines that can",
+                            + " to the live engines that can (logged once)",
                     config.workerId(),
                     f.queue(),
                     f.tasks(),
