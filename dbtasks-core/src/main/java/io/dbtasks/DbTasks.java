@@ -93,6 +93,8 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_SCHEDULE_POLL_INTERVAL = Duration.ofSeconds(1);
     /** The most schedules one poll transaction locks, enqueues and advances. */
     public static final int DEFAULT_SCHEDULE_BATCH = 250;
+    /** How long due tasks that no live engine of their queue can run wait before they are failed. */
+    public static final Duration DEFAULT_UNCLAIMABLE_GRACE = Duration.ofMinutes(10);
 
     private final Engine engine;
     private final JobDefinitions jobs;
@@ -401,6 +403,21 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * The due tasks of this engine's queues that it does not claim, by queue, kind and job target,
+     * as of its last check (every quarter of {@link Builder#unclaimableGrace}, at most 30 s). An
+     * engine claims only the kinds it has a handler for and, for job runs, the targets its {@link
+     * JobTargetInvoker} allow-lists; other tasks stay PENDING, untouched, for engines that can run
+     * them, and each entry says whether a live engine of the queue can ({@link
+     * ForeignTasks#runnableElsewhere()}).
+     *
+     * @return the groups, empty before the first check and on an engine without workers; never
+     *     {@code null}. Thread-safe.
+     */
+    public List<ForeignTasks> foreignTasks() {
+        return engine.foreignTasks();
+    }
+
+    /**
      * Named lease locks with fencing tokens in this engine's database ({@code dbtasks_lock}); usable
      * before {@link #start()} and on an engine without workers. Renewals of {@code withLock} stop when
      * the engine is stopped.
@@ -612,6 +629,7 @@ public final class DbTasks implements AutoCloseable {
         private record ChunkRegistration<P>(String kind, Class<P> paramsType, ChunkHandler<P> handler) {}
 
         private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+        private Duration unclaimableGrace = DEFAULT_UNCLAIMABLE_GRACE;
         private final Map<TaskStatus, Duration> taskRetention = new java.util.EnumMap<>(Map.of(
                 TaskStatus.SUCCEEDED, DEFAULT_SUCCEEDED_RETENTION,
                 TaskStatus.FAILED, DEFAULT_FAILED_RETENTION,
@@ -705,6 +723,29 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder jobTargets(JobTargetInvoker invoker) {
             this.jobTargets = Objects.requireNonNull(invoker, "invoker");
+            return this;
+        }
+
+        /**
+         * How long due tasks that no live engine of their queue can run wait before this engine fails
+         * them. An engine claims only tasks it can run (a kind it has a handler for; for job runs, a
+         * target its invoker allow-lists) and leaves the rest, untouched, to other engines. A task
+         * that no live engine working its queue can run, by what the engines advertise in their
+         * worker rows ({@link WorkerInfo#kinds()}), ends FAILED with the reason once that has held
+         * for this long without a break; an engine of an older version, which advertises nothing,
+         * counts as able to run anything. The grace lets a rolling deploy that brings a new kind to
+         * some engines first lose nothing.
+         *
+         * @param grace the grace period, default 10 minutes; {@link Duration#ZERO} never fails them
+         * @return this
+         * @throws IllegalArgumentException if {@code grace} is negative
+         */
+        public Builder unclaimableGrace(Duration grace) {
+            Objects.requireNonNull(grace, "grace");
+            if (grace.isNegative()) {
+                throw new IllegalArgumentException("unclaimableGrace must not be negative, got " + grace);
+            }
+            this.unclaimableGrace = grace;
             return this;
         }
 
@@ -1342,6 +1383,10 @@ public final class DbTasks implements AutoCloseable {
             engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
             engine.runOnceTargets(Map.copyOf(runOnceTargets));
             engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
+            engine.unclaimableGrace(unclaimableGrace);
+            if (jobTargets != null) {
+                engine.jobTargets(jobTargets::allowListedTargets);
+            }
             return new DbTasks(engine, mapper, jobsForSlots);
         }
 

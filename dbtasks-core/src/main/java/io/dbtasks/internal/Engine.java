@@ -114,6 +114,16 @@ public final class Engine {
 
     private final EnqueueSignals enqueueSignals;
 
+    /** What this engine can run; its claims take nothing else. */
+    private final Capabilities capabilities;
+    /** The job invoker's allow-listed targets; empty: it calls any target. Set before start. */
+    private volatile java.util.function.Supplier<java.util.Optional<? extends java.util.Collection<String>>>
+            jobTargets = java.util.Optional::empty;
+    /** How long tasks no live engine can run wait before they are failed; zero: never. */
+    private Duration unclaimableGrace = Duration.ofMinutes(10);
+
+    private volatile ForeignTaskWatch foreignTasks;
+
     private Engine(
             DataSource dataSource,
             EngineConfig config,
@@ -133,7 +143,9 @@ public final class Engine {
         this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals);
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
-        this.leases = new Leases(jdbc, dialect, attempts, config, events);
+        this.capabilities =
+                new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, () -> jobTargets.get());
+        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable);
         this.completions = new Completions(jdbc, dialect, attempts);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
@@ -280,6 +292,11 @@ public final class Engine {
             scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             registerWorker();
             scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
+            ForeignTaskWatch watch =
+                    new ForeignTaskWatch(jdbc, dialect, capabilities, config, unclaimableGrace, events);
+            foreignTasks = watch;
+            long watchEvery = watch.interval().toMillis();
+            scheduler.scheduleWithFixedDelay(watch::check, watchEvery, watchEvery, TimeUnit.MILLISECONDS);
             long rescue = config.rescueInterval().toMillis();
             scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
             QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks, () -> closed);
@@ -365,6 +382,34 @@ public final class Engine {
     public void longRunningThresholds(Map<String, Duration> byKind, Map<String, Duration> byQueue) {
         this.longRunningByKind = Map.copyOf(byKind);
         this.longRunningByQueue = Map.copyOf(byQueue);
+    }
+
+    /**
+     * Sets, before {@link #start()}, where the job targets this engine claims come from; see {@code
+     * DbTasks.Builder#jobTargets}.
+     *
+     * @param targets the invoker's allow-listed targets, empty where it cannot list them
+     */
+    public void jobTargets(
+            java.util.function.Supplier<java.util.Optional<? extends java.util.Collection<String>>> targets) {
+        this.jobTargets = java.util.Objects.requireNonNull(targets, "targets");
+        capabilities.refresh();
+    }
+
+    /**
+     * Sets, before {@link #start()}, how long due tasks that no live engine of their queue can run
+     * wait before they are failed; see {@link ForeignTaskWatch}.
+     *
+     * @param grace the grace period; zero never fails them
+     */
+    public void unclaimableGrace(Duration grace) {
+        this.unclaimableGrace = grace;
+    }
+
+    /** @return the last check's due tasks this engine does not claim; empty before the first check */
+    public List<io.dbtasks.ForeignTasks> foreignTasks() {
+        ForeignTaskWatch w = foreignTasks;
+        return w == null ? List.of() : w.snapshot();
     }
 
     /**
@@ -474,7 +519,12 @@ public final class Engine {
 
     private void registerWorker() {
         try {
-            queueControl.registerWorker(config.workerId(), config.queues());
+            capabilities.refresh();
+            queueControl.registerWorker(
+                    config.workerId(),
+                    config.queues(),
+                    capabilities.advertisedKinds(),
+                    capabilities.advertisedJobTargets());
         } catch (RuntimeException e) {
             log.warn(
                     "Writing the worker row of {} failed; will retry in {}",

@@ -4,6 +4,7 @@ import io.dbtasks.AttemptOutcome;
 import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
+import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -45,8 +46,25 @@ public final class Leases {
     private final TaskUpdate update;
     /** Binds: lease millis, id, token. */
     private final TaskUpdate renew;
+    /** What this engine can run, read at each claim. */
+    private final java.util.function.Supplier<Claimable> claimable;
 
+    /** Leases that claim tasks of any kind. */
     Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
+        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY);
+    }
+
+    /**
+     * @param claimable what this engine can run, read at each claim; a claim takes nothing else
+     */
+    Leases(
+            Jdbc jdbc,
+            Dialect dialect,
+            Attempts attempts,
+            EngineConfig config,
+            Events events,
+            java.util.function.Supplier<Claimable> claimable) {
+        this.claimable = claimable;
         this.events = events;
         this.update = new TaskUpdate(dialect);
         this.renew = update.set("lease_expires_at = " + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now())
@@ -59,12 +77,19 @@ public final class Leases {
         this.config = config;
     }
 
-    /** Claims up to {@code limit} due tasks of {@code queue}; see the class comment. */
+    /**
+     * Claims up to {@code limit} due tasks of {@code queue} that this engine can run (see {@link
+     * Claimable}); see the class comment.
+     */
     List<TaskRows.Claimed> claim(String queue, int limit) {
+        Claimable what = claimable.get();
+        if (what.nothing()) {
+            return List.of();
+        }
         List<TaskRows.Claimed> claimed = jdbc.withConnection(
                 "Claim from queue " + queue,
                 c -> dialect.claim(
-                        c, queue, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
         for (TaskRows.Claimed c : claimed) {
             events.task(TaskEvent.Type.CLAIMED, c.task(), null);
         }

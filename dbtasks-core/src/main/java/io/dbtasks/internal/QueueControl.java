@@ -122,32 +122,41 @@ public final class QueueControl {
         });
     }
 
-    /** Writes or refreshes this engine's worker row (database time). */
+    /** Writes or refreshes a worker row that advertises no kinds (as engines before kinds were). */
     void registerWorker(String workerId, Map<String, Integer> queues) {
+        registerWorker(workerId, queues, null, null);
+    }
+
+    /**
+     * Writes or refreshes this engine's worker row (database time) with what it can run.
+     *
+     * @param kinds its kinds, one per line ({@code null}: it claims every kind)
+     * @param jobTargets its job targets, one per line ({@code null}: any target, or no job kind)
+     */
+    void registerWorker(String workerId, Map<String, Integer> queues, String kinds, String jobTargets) {
         String encoded = encode(queues);
         jdbc.withConnection("Register worker " + workerId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE dbtasks_worker SET queues = ?, heartbeat_at = " + dialect.now() + " WHERE worker_id = ?")) {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_worker SET queues = ?, kinds = ?,"
+                    + " job_targets = ?, heartbeat_at = " + dialect.now() + " WHERE worker_id = ?")) {
                 ps.setString(1, encoded);
-                ps.setString(2, workerId);
+                ps.setString(2, kinds);
+                ps.setString(3, jobTargets);
+                ps.setString(4, workerId);
                 if (ps.executeUpdate() > 0) {
                     return null;
                 }
             }
             try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO dbtasks_worker (worker_id, queues, started_at, heartbeat_at) VALUES (?, ?, "
-                            + dialect.now() + ", " + dialect.now() + ")")) {
+                    "INSERT INTO dbtasks_worker (worker_id, queues, kinds, job_targets, started_at, heartbeat_at)"
+                            + " VALUES (?, ?, ?, ?, " + dialect.now() + ", " + dialect.now() + ")")) {
                 ps.setString(1, workerId);
                 ps.setString(2, encoded);
+                ps.setString(3, kinds);
+                ps.setString(4, jobTargets);
                 ps.executeUpdate();
             }
             return null;
         });
-    }
-
-    /** Touches this engine's worker row; writes it again if it was removed. */
-    void heartbeatWorker(String workerId, Map<String, Integer> queues) {
-        registerWorker(workerId, queues);
     }
 
     void unregisterWorker(String workerId) {
@@ -162,15 +171,18 @@ public final class QueueControl {
     public List<WorkerInfo> workers() {
         return jdbc.withConnection("List workers", c -> {
             List<WorkerInfo> list = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                            "SELECT worker_id, queues, started_at, heartbeat_at FROM dbtasks_worker ORDER BY worker_id");
+            try (PreparedStatement ps =
+                            c.prepareStatement("SELECT worker_id, queues, started_at, heartbeat_at, kinds, job_targets"
+                                    + " FROM dbtasks_worker ORDER BY worker_id");
                     ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     list.add(new WorkerInfo(
                             rs.getString("worker_id"),
                             decode(rs.getString("queues")),
                             dialect.getInstant(rs, "started_at"),
-                            dialect.getInstant(rs, "heartbeat_at")));
+                            dialect.getInstant(rs, "heartbeat_at"),
+                            Capabilities.decode(rs.getString("kinds")),
+                            Capabilities.decode(rs.getString("job_targets"))));
                 }
             }
             return list;

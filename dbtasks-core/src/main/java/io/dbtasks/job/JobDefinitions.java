@@ -23,9 +23,21 @@ import java.util.Optional;
  * definition, again skipping it while its previous run is still PENDING or RUNNING. Missed slots
  * after downtime run once (the schedule's default, "run the latest once").
  *
- * <p>The task calls the target through the engine's {@link JobTargetInvoker}. An engine without one
- * fails job tasks with a reason; a target that is not allow-listed, or arguments that do not bind,
- * fail that task at once (FAILED, not retried) and every other task keeps running.
+ * <p>Runs by code, by list of codes and by business type run only the definitions that have not yet
+ * succeeded: a definition whose last run's task is SUCCEEDED is skipped ({@link
+ * JobRun#alreadySucceeded()}, {@link JobRunSummary#alreadySucceeded()}), so running a business type
+ * twice gives each definition one successful run. Pass {@code rerunSucceeded = true} to run those
+ * again. A definition whose last task was deleted (by retention) counts as not yet run. Runs of a
+ * definition's cron schedule run it at every slot, succeeded or not.
+ *
+ * <p>The task calls the target through the engine's {@link JobTargetInvoker}, and only engines that
+ * can call it claim it: an engine without an invoker does not claim job runs, and one whose invoker
+ * lists its targets ({@link JobTargetInvoker#allowListedTargets()}) claims only runs of those, so
+ * the runs of a target another application allow-lists wait for that application's engines. A run
+ * that no live engine of its queue can call is failed with the reason after the engines' {@code
+ * unclaimableGrace}. A target that is not allow-listed on the engine that took the run (an invoker
+ * that lists no targets), or arguments that do not bind, fail that task at once (FAILED, not
+ * retried) and every other task keeps running.
  *
  * <p>Thread-safe.
  */
@@ -90,36 +102,82 @@ public interface JobDefinitions {
     JobPage list(String businessType, Long afterId, int limit);
 
     /**
-     * Runs one definition now.
+     * Runs one definition now, unless its last run is still pending or has succeeded; the same as
+     * {@link #run(String, boolean) run(code, false)}.
      *
      * @param code the code
-     * @return the run, or the pending one marked duplicate
+     * @return the run, or the pending one marked {@link JobRun#duplicate()}, or the succeeded one
+     *     marked {@link JobRun#alreadySucceeded()}
      * @throws JobNotFoundException if no definition has the code
      * @throws JobDisabledException if it is disabled
      * @throws DbTasksException if the database fails
      */
-    JobRun run(String code);
+    default JobRun run(String code) {
+        return run(code, false);
+    }
 
     /**
-     * Runs every enabled definition of a business type, a page at a time; a page's runs commit
-     * together, and a failure stops at that page with the earlier pages' runs kept (running again is
-     * safe: pending runs are not duplicated).
+     * Runs one definition now, unless its last run is still PENDING or RUNNING.
+     *
+     * @param code the code
+     * @param rerunSucceeded {@code true} to run it even if its last run SUCCEEDED; {@code false} to
+     *     leave it, returning that run marked {@link JobRun#alreadySucceeded()}
+     * @return the run, or the pending one marked {@link JobRun#duplicate()}, or the succeeded one
+     * @throws JobNotFoundException if no definition has the code
+     * @throws JobDisabledException if it is disabled
+     * @throws DbTasksException if the database fails
+     */
+    JobRun run(String code, boolean rerunSucceeded);
+
+    /**
+     * Runs every enabled definition of a business type that has not yet succeeded; the same as
+     * {@link #runBusinessType(String, boolean) runBusinessType(businessType, false)}.
      *
      * @param businessType the business type
      * @return what was done
      * @throws DbTasksException if the database fails
      */
-    JobRunSummary runBusinessType(String businessType);
+    default JobRunSummary runBusinessType(String businessType) {
+        return runBusinessType(businessType, false);
+    }
 
     /**
-     * Runs the enabled definitions with these codes, a page at a time.
+     * Runs every enabled definition of a business type, a page at a time; a page's runs commit
+     * together, and a failure stops at that page with the earlier pages' runs kept (running again is
+     * safe: pending runs are not duplicated, succeeded ones not run again unless asked).
+     *
+     * @param businessType the business type
+     * @param rerunSucceeded {@code true} to run definitions whose last run SUCCEEDED as well; {@code
+     *     false} to skip them (counted in {@link JobRunSummary#alreadySucceeded()})
+     * @return what was done
+     * @throws DbTasksException if the database fails
+     */
+    JobRunSummary runBusinessType(String businessType, boolean rerunSucceeded);
+
+    /**
+     * Runs the enabled definitions with these codes that have not yet succeeded; the same as {@link
+     * #runCodes(Collection, boolean) runCodes(codes, false)}.
      *
      * @param codes the codes, at most 10,000; duplicates count once
      * @return what was done, with the codes no definition has
      * @throws IllegalArgumentException if there are more than 10,000 codes
      * @throws DbTasksException if the database fails
      */
-    JobRunSummary runCodes(Collection<String> codes);
+    default JobRunSummary runCodes(Collection<String> codes) {
+        return runCodes(codes, false);
+    }
+
+    /**
+     * Runs the enabled definitions with these codes, a page at a time.
+     *
+     * @param codes the codes, at most 10,000; duplicates count once
+     * @param rerunSucceeded {@code true} to run definitions whose last run SUCCEEDED as well; {@code
+     *     false} to skip them (counted in {@link JobRunSummary#alreadySucceeded()})
+     * @return what was done, with the codes no definition has
+     * @throws IllegalArgumentException if there are more than 10,000 codes
+     * @throws DbTasksException if the database fails
+     */
+    JobRunSummary runCodes(Collection<String> codes, boolean rerunSucceeded);
 
     /**
      * Runs again every enabled definition whose last run's task is FAILED, a page at a time, with

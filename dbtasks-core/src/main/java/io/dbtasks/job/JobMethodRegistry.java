@@ -117,6 +117,12 @@ public final class JobMethodRegistry implements JobTargetInvoker {
         return bySignature.keySet().stream().sorted().toList();
     }
 
+    /** @return the allow-listed targets as {@code bean.method(type, ...)}, a copy */
+    @Override
+    public java.util.Optional<java.util.Set<String>> allowListedTargets() {
+        return java.util.Optional.of(java.util.Set.copyOf(bySignature.keySet()));
+    }
+
     /**
      * @param target a stored target
      * @return whether it names an allow-listed method exactly

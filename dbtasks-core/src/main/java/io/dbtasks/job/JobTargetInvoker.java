@@ -22,4 +22,17 @@ public interface JobTargetInvoker {
      * @throws Exception what the target threw; the attempt fails and is retried per the definition
      */
     void invoke(JobInvocation invocation) throws Exception;
+
+    /**
+     * The targets this invoker calls, each as {@link JobTarget#toString()} ({@code
+     * bean.method(type, ...)}), so that the engine claims only the job runs it can call and leaves
+     * runs of other targets, untouched, to engines that allow-list them. Read at start and at every
+     * heartbeat, so a target registered later is claimed from then on.
+     *
+     * @return the allow-listed targets; empty (the default) where the invoker cannot list them: the
+     *     engine then claims every job run of its queues
+     */
+    default java.util.Optional<java.util.Set<String>> allowListedTargets() {
+        return java.util.Optional.empty();
+    }
 }

@@ -146,7 +146,10 @@ public abstract class JobsContract extends EngineHarness {
 
     @Test
     void aTargetThatIsNotAllowListedEndsFailedWithWhatToAllowListAndItsClassIsNeverLoaded() {
-        DbTasks tasks = worker();
+        // No engine of the queue allow-lists these targets: none claims them, and they end FAILED with
+        // the reason once that has lasted the grace period.
+        DbTasks tasks =
+                engine(b -> b.jobTargets(registry).queue("default", 4).unclaimableGrace(Duration.ofMillis(500)));
         // Only text names the tripwire class: as a parameter type, and as a polymorphic type id in the
         // arguments. Neither may load it.
         tasks.jobs()
@@ -170,16 +173,18 @@ public abstract class JobsContract extends EngineHarness {
 
         StoredJob evil = settled(tasks, "evil_job", TaskStatus.FAILED);
         assertThat(evil.lastError())
-                .contains("tripwireBean.exec(" + TripwireLog.TRIPWIRE + ") is not an allow-listed job target")
-                .contains("JobMethodRegistry.register");
+                .contains("No live engine of queue 'default' can run job target tripwireBean.exec("
+                        + TripwireLog.TRIPWIRE + ")")
+                .contains("JobMethodRegistry");
         StoredJob overload = settled(tasks, "overload_job", TaskStatus.FAILED);
         assertThat(overload.lastError())
                 .contains("does not match the parameter types of the allow-listed orderTaskService.createOrder("
                         + OrderDto.class.getName() + ")");
         StoredJob unlisted = settled(tasks, "unlisted_job", TaskStatus.FAILED);
-        assertThat(unlisted.lastError()).contains("orderTaskService.notListed() is not an allow-listed job target");
-        // Not retried: the first attempt was the last.
-        assertThat(tasks.attempts(evil.lastTaskId())).hasSize(1);
+        assertThat(unlisted.lastError()).contains("can run job target orderTaskService.notListed()");
+        // Never claimed, so never run.
+        assertThat(tasks.attempts(evil.lastTaskId())).isEmpty();
+        assertThat(tasks.find(evil.lastTaskId()).orElseThrow().attempt()).isZero();
         assertThat(service.calls).doesNotContain("notListed");
         assertThat(TripwireLog.events()).isEmpty();
     }
@@ -270,6 +275,71 @@ public abstract class JobsContract extends EngineHarness {
                 .isEqualTo(producer.jobs().find("a").orElseThrow().lastTaskId());
         assertThatThrownBy(() -> producer.jobs().run("c")).isInstanceOf(JobDisabledException.class);
         assertThatThrownBy(() -> producer.jobs().run("nope")).isInstanceOf(JobNotFoundException.class);
+    }
+
+    @Test
+    void runByBusinessTypeTwiceRunsEachDefinitionOnce() {
+        DbTasks tasks = worker();
+        JobDefinitions jobs = tasks.jobs();
+        int n = 40;
+        for (int i = 0; i < n; i++) {
+            jobs.create(job("twice-" + i, "syncOrder", "[" + i + ", \"twice\"]", "java.lang.Long", "java.lang.String")
+                    .business("twice", String.valueOf(i))
+                    .build());
+        }
+        tasks.start();
+        assertThat(jobs.runBusinessType("twice").enqueued()).isEqualTo(n);
+        // Immediately again, while some runs are pending, some running and some succeeded.
+        JobRunSummary second = jobs.runBusinessType("twice");
+        assertThat(second.enqueued()).as("second run: " + second).isZero();
+        for (int i = 0; i < n; i++) {
+            settled(tasks, "twice-" + i, TaskStatus.SUCCEEDED);
+        }
+        // And once every run has succeeded.
+        JobRunSummary third = jobs.runBusinessType("twice");
+        assertThat(third.enqueued()).as("third run: " + third).isZero();
+        for (int i = 0; i < n; i++) {
+            assertThat(jobs.find("twice-" + i).orElseThrow().runs()).isEqualTo(1);
+        }
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_job_run WHERE business_type = 'twice'"))
+                .isEqualTo(n);
+        assertThat(service.calls).hasSize(n).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void succeededDefinitionsRunAgainOnlyWhenAskedByTypeByCodesAndByCode() {
+        DbTasks tasks = worker();
+        JobDefinitions jobs = tasks.jobs();
+        jobs.create(job("again-1", "noParamTask", "[]").business("again", "1").build());
+        jobs.create(job("again-2", "noParamTask", "[]").business("again", "2").build());
+        tasks.start();
+        assertThat(jobs.runBusinessType("again").enqueued()).isEqualTo(2);
+        settled(tasks, "again-1", TaskStatus.SUCCEEDED);
+        settled(tasks, "again-2", TaskStatus.SUCCEEDED);
+
+        JobRunSummary byType = jobs.runBusinessType("again");
+        assertThat(byType.enqueued()).isZero();
+        assertThat(byType.alreadySucceeded()).isEqualTo(2);
+        JobRunSummary byCodes = jobs.runCodes(List.of("again-1"));
+        assertThat(byCodes.enqueued()).isZero();
+        assertThat(byCodes.alreadySucceeded()).isEqualTo(1);
+        long lastTask = jobs.find("again-2").orElseThrow().lastTaskId();
+        JobRun byCode = jobs.run("again-2");
+        assertThat(byCode.alreadySucceeded()).isTrue();
+        assertThat(byCode.enqueued()).isFalse();
+        assertThat(byCode.taskId()).isEqualTo(lastTask);
+        assertThat(byCode.runNo()).isEqualTo(1);
+
+        JobRunSummary all = jobs.runBusinessType("again", true);
+        assertThat(all.enqueued()).isEqualTo(2);
+        eventually()
+                .until(() -> jobs.find("again-1").orElseThrow().runs() == 2
+                        && jobs.find("again-1").orElseThrow().lastStatus() == TaskStatus.SUCCEEDED);
+        assertThat(jobs.runCodes(List.of("again-1"), true).enqueued()).isEqualTo(1);
+        settled(tasks, "again-2", TaskStatus.SUCCEEDED);
+        JobRun forced = jobs.run("again-2", true);
+        assertThat(forced.enqueued()).isTrue();
+        assertThat(forced.runNo()).isEqualTo(3);
     }
 
     @Test

@@ -96,7 +96,8 @@ public abstract class TaskContract extends EngineHarness {
                 .handler("asserts", Void.class, (ctx, p) -> {
                     throw new AssertionError("invariant broken: total < 0");
                 })
-                .handler("recurses", Void.class, (ctx, p) -> recurse(0)));
+                .handler("recurses", Void.class, (ctx, p) -> recurse(0))
+                .unclaimableGrace(Duration.ofMillis(500)));
         List<Long> good = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             good.add(tasks.enqueue(TaskRequest.of("order.sync", new Order(i, "ok")))
@@ -125,7 +126,13 @@ public abstract class TaskContract extends EngineHarness {
 
         assertFailedOnce(tasks, malformed, InvalidPayloadException.class, "order.sync", Order.class.getName());
         assertFailedOnce(tasks, wrongShape, InvalidPayloadException.class, "order.sync", Order.class.getName());
-        assertFailedOnce(tasks, unknown, UnknownKindException.class, "No handler is registered", "'no.such.kind'");
+        // A kind no live engine has is never claimed: it ends FAILED after the grace, with no attempt.
+        Task unknownFailed = awaitStatus(tasks, unknown, TaskStatus.FAILED);
+        assertThat(unknownFailed.lastError())
+                .contains("No live engine of queue 'default' can run kind 'no.such.kind'")
+                .contains("Register a handler for 'no.such.kind'");
+        assertThat(unknownFailed.attempt()).isZero();
+        assertThat(tasks.attempts(unknown)).isEmpty();
         assertFailedOnce(tasks, asserts, AssertionError.class, "invariant broken: total < 0");
         assertFailedOnce(tasks, recurses, StackOverflowError.class);
         for (long id : good) {

@@ -27,7 +27,12 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dbtasks.poll-interval=50ms", "dbtasks.rescue-interval=1s", "dbtasks.shutdown-timeout=2s"})
+        properties = {
+            "dbtasks.poll-interval=50ms",
+            "dbtasks.rescue-interval=1s",
+            "dbtasks.shutdown-timeout=2s",
+            "dbtasks.unclaimable-grace=1s"
+        })
 @TestPropertySource(locations = "classpath:test-users.properties")
 @AutoConfigureRestTestClient
 abstract class JobApiContract {
@@ -177,12 +182,34 @@ abstract class JobApiContract {
                                 .body()
                                 .path("lastStatus")
                                 .asString()));
+        // No engine allow-lists it, so none claimed it: it failed after the grace with the reason.
         assertThat(get("/api/jobs/unlisted-" + run).body().path("lastError").asString())
-                .contains("orderService.toString() is not an allow-listed job target")
-                .contains("@io.dbtasks.spring.TaskMethod");
+                .contains("can run job target orderService.toString()")
+                .contains("@TaskMethod");
 
+        // Every definition has a final last run: succeeded ones are not run again unless asked.
+        Response again = post("/api/job-runs", "{\"businessType\":\"" + type + "\"}");
+        assertThat(again.status()).isEqualTo(202);
+        assertThat(again.body().path("enqueued").asInt()).isEqualTo(1); // the failed one
+        assertThat(again.body().path("alreadySucceeded").asInt()).isEqualTo(3);
+        await().atMost(WAIT)
+                .until(() ->
+                        get("/api/jobs/unlisted-" + run).body().path("runs").asLong() == 2
+                                && "FAILED"
+                                        .equals(get("/api/jobs/unlisted-" + run)
+                                                .body()
+                                                .path("lastStatus")
+                                                .asString()));
+        Response single = post("/api/jobs/bulk-" + run + "-1/runs", null);
+        assertThat(single.status()).isEqualTo(200);
+        assertThat(single.body().path("alreadySucceeded").asBoolean()).isTrue();
+        Response skipped = post("/api/job-runs", "{\"codes\":[\"bulk-" + run + "-0\"]}");
+        assertThat(skipped.body().path("enqueued").asInt()).isZero();
+        assertThat(skipped.body().path("alreadySucceeded").asInt()).isEqualTo(1);
         Response byCodes = post(
-                "/api/job-runs", "{\"codes\":[\"bulk-" + run + "-0\",\"bulk-" + run + "-2\",\"missing-" + run + "\"]}");
+                "/api/job-runs",
+                "{\"codes\":[\"bulk-" + run + "-0\",\"bulk-" + run + "-2\",\"missing-" + run
+                        + "\"],\"rerunSucceeded\":true}");
         assertThat(byCodes.body().path("enqueued").asInt()).isEqualTo(2);
         assertThat(byCodes.body().path("notFound")).isEqualTo(mapper.readTree("[\"missing-" + run + "\"]"));
         await().atMost(WAIT)
@@ -198,7 +225,7 @@ abstract class JobApiContract {
         assertThat(rerun.body().path("enqueued").asInt()).isEqualTo(1);
         await().atMost(WAIT)
                 .until(() ->
-                        get("/api/jobs/unlisted-" + run).body().path("runs").asLong() == 2
+                        get("/api/jobs/unlisted-" + run).body().path("runs").asLong() == 3
                                 && "FAILED"
                                         .equals(get("/api/jobs/unlisted-" + run)
                                                 .body()

@@ -110,6 +110,7 @@ public class DbTasksAutoConfiguration {
                 .pollInterval(p.getPollInterval())
                 .enqueueSignalInterval(p.getEnqueueSignalInterval())
                 .rescueInterval(p.getRescueInterval())
+                .unclaimableGrace(p.getUnclaimableGrace())
                 .shutdownTimeout(p.getShutdownTimeout())
                 .claimBatch(p.getClaimBatch())
                 .claimAhead(p.isClaimAhead())

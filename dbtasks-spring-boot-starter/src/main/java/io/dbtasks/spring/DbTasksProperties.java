@@ -47,6 +47,13 @@ public class DbTasksProperties {
     /** How often expired leases are looked for and their tasks rescued. */
     private Duration rescueInterval = DbTasks.DEFAULT_RESCUE_INTERVAL;
 
+    /**
+     * How long due tasks that no live engine of their queue can run (no handler for the kind, a job
+     * target none allow-lists) wait before they are failed; 0 never fails them. See {@code
+     * DbTasks.Builder#unclaimableGrace}.
+     */
+    private Duration unclaimableGrace = DbTasks.DEFAULT_UNCLAIMABLE_GRACE;
+
     /** How long shutdown waits for running tasks before handing them back to PENDING. */
     private Duration shutdownTimeout = DbTasks.DEFAULT_SHUTDOWN_TIMEOUT;
 
@@ -171,6 +178,16 @@ public class DbTasksProperties {
     /** @param rescueInterval the rescue interval */
     public void setRescueInterval(Duration rescueInterval) {
         this.rescueInterval = rescueInterval;
+    }
+
+    /** @return how long tasks no live engine can run wait before they are failed */
+    public Duration getUnclaimableGrace() {
+        return unclaimableGrace;
+    }
+
+    /** @param unclaimableGrace how long tasks no live engine can run wait before they are failed */
+    public void setUnclaimableGrace(Duration unclaimableGrace) {
+        this.unclaimableGrace = unclaimableGrace;
     }
 
     /** @return how long shutdown waits for running tasks */

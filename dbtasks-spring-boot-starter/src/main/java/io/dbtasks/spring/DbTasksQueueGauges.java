@@ -30,6 +30,10 @@ import org.springframework.context.SmartLifecycle;
  *   <li>{@value #DUE} [{@code dbtasks_queue_due}], tag {@code queue}: PENDING tasks due now;
  *   <li>{@value #OLDEST_DUE_AGE} [{@code dbtasks_queue_oldest_due_age_seconds}], tag {@code queue}:
  *       how long the longest-waiting due task has been due, 0 when none is;
+ *   <li>{@value #FOREIGN} [{@code dbtasks_queue_foreign}], tags {@code queue}, {@code runnable}
+ *       ({@code elsewhere}: a live engine of the queue can run them; {@code nowhere}: none can, and
+ *       they fail after the grace period): due tasks this instance does not claim, as of its last
+ *       check ({@link DbTasks#foreignTasks()}, no query of its own);
  *   <li>{@value #RUNNING_HERE} [{@code dbtasks_tasks_running}]: tasks this instance runs now;
  *   <li>{@value #DROPPED} [{@code dbtasks_events_dropped_total}]: events the metrics (or any)
  *       listener lost because it fell behind;
@@ -47,6 +51,8 @@ public class DbTasksQueueGauges implements SmartLifecycle {
     public static final String DUE = "dbtasks.queue.due";
     /** Time gauge of the oldest due task's wait by queue. */
     public static final String OLDEST_DUE_AGE = "dbtasks.queue.oldest.due.age";
+    /** Gauge of due tasks this instance leaves to other engines, by queue and whether one can run them. */
+    public static final String FOREIGN = "dbtasks.queue.foreign";
     /** Gauge of tasks running on this instance. */
     public static final String RUNNING_HERE = "dbtasks.tasks.running";
     /** Function counter of dropped events. */
@@ -94,7 +100,24 @@ public class DbTasksQueueGauges implements SmartLifecycle {
                 value(DUE, d.queue(), null).set(d.dueNow());
                 value(OLDEST_DUE_AGE, d.queue(), null).set(d.oldestDueAge().toMillis());
             }
+            Map<String, Long> foreign = new java.util.HashMap<>();
+            for (io.dbtasks.ForeignTasks f : dbTasks.foreignTasks()) {
+                seen.add(f.queue());
+                foreign.merge(
+                        f.queue() + "\u0000" + (f.runnableElsewhere() ? "elsewhere" : "nowhere"), f.tasks(), Long::sum);
+            }
+            foreign.forEach((key, n) -> {
+                String[] parts = key.split("\u0000", -1);
+                value(FOREIGN, parts[0], parts[1]).set(n);
+            });
             values.forEach((key, v) -> {
+                if (key.startsWith(FOREIGN + "\u0000")) {
+                    String[] parts = key.split("\u0000", -1);
+                    if (!foreign.containsKey(parts[1] + "\u0000" + parts[2])) {
+                        v.set(0);
+                    }
+                    return;
+                }
                 if (!seen.contains(key.split("\u0000", -1)[1])) {
                     v.set(0);
                 }
@@ -108,7 +131,9 @@ public class DbTasksQueueGauges implements SmartLifecycle {
         String key = name + "\u0000" + queue + "\u0000" + (state == null ? "" : state);
         return values.computeIfAbsent(key, k -> {
             AtomicLong v = new AtomicLong();
-            Tags tags = state == null ? Tags.of("queue", queue) : Tags.of("queue", queue, "state", state);
+            Tags tags = state == null
+                    ? Tags.of("queue", queue)
+                    : Tags.of("queue", queue, name.equals(FOREIGN) ? "runnable" : "state", state);
             if (name.equals(OLDEST_DUE_AGE)) {
                 TimeGauge.builder(name, v, TimeUnit.MILLISECONDS, AtomicLong::get)
                         .tags(tags)
@@ -117,7 +142,12 @@ public class DbTasksQueueGauges implements SmartLifecycle {
             } else {
                 Gauge.builder(name, v, AtomicLong::get)
                         .tags(tags)
-                        .description(name.equals(DUE) ? "PENDING tasks due now" : "Tasks by queue and state")
+                        .description(
+                                name.equals(DUE)
+                                        ? "PENDING tasks due now"
+                                        : name.equals(FOREIGN)
+                                                ? "Due tasks this instance leaves to engines that can run them"
+                                                : "Tasks by queue and state")
                         .register(registry);
             }
             return v;

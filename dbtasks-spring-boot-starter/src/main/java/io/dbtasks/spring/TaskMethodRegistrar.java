@@ -176,6 +176,17 @@ public class TaskMethodRegistrar
         return r == null ? List.of() : r.allowed();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>None before startup ends: job runs wait for the allow-list instead of failing.
+     */
+    @Override
+    public java.util.Optional<java.util.Set<String>> allowListedTargets() {
+        JobMethodRegistry r = registry;
+        return r == null ? java.util.Optional.of(java.util.Set.of()) : r.allowListedTargets();
+    }
+
     @Override
     public void invoke(JobInvocation invocation) throws Exception {
         JobMethodRegistry r = registry;

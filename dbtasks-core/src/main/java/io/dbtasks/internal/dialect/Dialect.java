@@ -51,13 +51,22 @@ public interface Dialect {
     Instant getInstant(ResultSet rs, String column) throws SQLException;
 
     /**
-     * Claims up to {@code limit} due PENDING tasks of {@code queue} for {@code owner}: each gets
-     * RUNNING, {@code attempt + 1}, a fresh fencing token and a lease of {@code leaseMillis} from
-     * the database's now. Runs in its own transaction on {@code c}.
+     * Claims up to {@code limit} due PENDING tasks of {@code queue} that {@code claimable} can run
+     * (see {@link Claimable}) for {@code owner}: each gets RUNNING, {@code attempt + 1}, a fresh
+     * fencing token and a lease of {@code leaseMillis} from the database's now. Runs in its own
+     * transaction on {@code c}. Tasks of other kinds or job targets are not read into the result nor
+     * changed. The caller does not call it with a {@link Claimable#nothing()} filter.
      *
      * @return the claimed rows, selected with {@link #TASK_COLUMNS}, read by the caller
      */
-    <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+    <T> List<T> claim(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            int limit,
+            String owner,
+            long leaseMillis,
+            RowReader<T> reader)
             throws SQLException;
 
     /**
@@ -345,9 +354,54 @@ public interface Dialect {
                 + now() + ", updated_at = " + now() + ", cancel_requested = FALSE";
     }
 
-    /** The due-task condition shared by every claim. Binds: queue. */
-    default String dueCondition() {
-        return "queue = ? AND status = " + status(TaskStatus.PENDING) + " AND run_at <= " + now();
+    /**
+     * The due-task condition shared by every claim: due, PENDING, of the queue, and runnable by
+     * {@code claimable}. The claim index serves the queue, status and order; kind and job target
+     * are filters on the rows it reads. Binds with {@link #bindDue}.
+     *
+     * @param claimable what the claiming engine can run, not {@link Claimable#nothing()}
+     * @return an SQL boolean expression
+     */
+    default String dueCondition(Claimable claimable) {
+        String condition = "queue = ? AND status = " + status(TaskStatus.PENDING) + " AND run_at <= " + now();
+        if (claimable.kinds() != null) {
+            condition += " AND kind IN ("
+                    + String.join(
+                            ", ",
+                            java.util.Collections.nCopies(claimable.kinds().size(), "?")) + ")";
+        }
+        if (claimable.jobTargets() == null) {
+            return condition;
+        }
+        if (claimable.jobTargets().isEmpty()) {
+            return condition + " AND job_target IS NULL";
+        }
+        return condition + " AND (job_target IS NULL OR job_target IN ("
+                + String.join(
+                        ", ",
+                        java.util.Collections.nCopies(claimable.jobTargets().size(), "?")) + "))";
+    }
+
+    /**
+     * Binds {@link #dueCondition}'s parameters from {@code index} on.
+     *
+     * @return the next parameter index
+     * @throws SQLException if binding fails
+     */
+    default int bindDue(PreparedStatement ps, int index, String queue, Claimable claimable) throws SQLException {
+        int i = index;
+        ps.setString(i++, queue);
+        if (claimable.kinds() != null) {
+            for (String kind : claimable.kinds()) {
+                ps.setString(i++, kind);
+            }
+        }
+        if (claimable.jobTargets() != null) {
+            for (String target : claimable.jobTargets()) {
+                ps.setString(i++, target);
+            }
+        }
+        return i;
     }
 
     /** The claim order: priority first, then due time, then age. */

@@ -12,17 +12,20 @@ final class DueIds {
     private DueIds() {}
 
     /**
-     * @param select a query for {@code id} whose parameters are the queue, then the limit
+     * @param dialect binds the due condition
+     * @param select a query for {@code id} whose parameters are the due condition's, then the limit
      * @param queue the queue claimed from
+     * @param claimable what the claiming engine can run
      * @param limit the most ids to read
      * @return the ids in the query's order; empty if none is due
      * @throws SQLException if the query fails
      */
-    static List<Long> read(Connection c, String select, String queue, int limit) throws SQLException {
+    static List<Long> read(Connection c, Dialect dialect, String select, String queue, Claimable claimable, int limit)
+            throws SQLException {
         List<Long> ids = new ArrayList<>(limit);
         try (PreparedStatement ps = c.prepareStatement(select)) {
-            ps.setString(1, queue);
-            ps.setInt(2, limit);
+            int next = dialect.bindDue(ps, 1, queue, claimable);
+            ps.setInt(next, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     ids.add(rs.getLong(1));

@@ -58,7 +58,14 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
-    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+    public <T> List<T> claim(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            int limit,
+            String owner,
+            long leaseMillis,
+            RowReader<T> reader)
             throws SQLException {
         // The due ids first, then the guarded update by primary key (still PENDING and due, should an
         // operator have rescheduled one meanwhile): with the ids as a subquery, H2
@@ -69,9 +76,11 @@ public final class H2Dialect implements Dialect {
         // scanCount 50,001 without them, 24 with them and "index sorted").
         List<Long> ids = DueIds.read(
                 c,
-                "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY queue, status, " + CLAIM_ORDER
-                        + " LIMIT ?",
+                this,
+                "SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable) + " ORDER BY queue, status, "
+                        + CLAIM_ORDER + " LIMIT ?",
                 queue,
+                claimable,
                 limit);
         if (ids.isEmpty()) {
             return new ArrayList<>();

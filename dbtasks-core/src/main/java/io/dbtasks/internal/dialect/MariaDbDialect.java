@@ -57,7 +57,14 @@ public final class MariaDbDialect implements Dialect {
     }
 
     @Override
-    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+    public <T> List<T> claim(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            int limit,
+            String owner,
+            long leaseMillis,
+            RowReader<T> reader)
             throws SQLException {
         int isolation = c.getTransactionIsolation();
         // READ COMMITTED: no gap locks, so claimers and enqueuers do not block each other.
@@ -66,9 +73,11 @@ public final class MariaDbDialect implements Dialect {
         try {
             List<Long> ids = DueIds.read(
                     c,
-                    "SELECT id FROM dbtasks_task WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER
+                    this,
+                    "SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER
                             + " LIMIT ? FOR UPDATE SKIP LOCKED",
                     queue,
+                    claimable,
                     limit);
             if (ids.isEmpty()) {
                 c.commit();

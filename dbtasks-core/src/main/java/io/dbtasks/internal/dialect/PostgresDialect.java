@@ -74,7 +74,14 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public <T> List<T> claim(Connection c, String queue, int limit, String owner, long leaseMillis, RowReader<T> reader)
+    public <T> List<T> claim(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            int limit,
+            String owner,
+            long leaseMillis,
+            RowReader<T> reader)
             throws SQLException {
         // id = ANY(ARRAY(subquery)), not id IN (subquery): the ARRAY is an InitPlan, evaluated once.
         // As a semi-join the LIMIT ... SKIP LOCKED subquery may be evaluated again (a rescan, or an
@@ -82,13 +89,14 @@ public final class PostgresDialect implements Dialect {
         // takes more rows than the LIMIT: suspected cause of a claim of 10 tasks for 2 free slots
         // (ClaimAndLeaseContract on PostgreSQL, full suite, loaded machine).
         String sql = "UPDATE dbtasks_task SET " + claimSetList() + " WHERE id = ANY(ARRAY(SELECT id FROM dbtasks_task"
-                + " WHERE " + dueCondition() + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED))"
+                + " WHERE " + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER
+                + " LIMIT ? FOR UPDATE SKIP LOCKED))"
                 + " RETURNING " + TASK_COLUMNS;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, owner);
             ps.setLong(2, leaseMillis);
-            ps.setString(3, queue);
-            ps.setInt(4, limit);
+            int next = bindDue(ps, 3, queue, claimable);
+            ps.setInt(next, limit);
             List<T> rows = new ArrayList<>(limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -97,6 +105,35 @@ public final class PostgresDialect implements Dialect {
             }
             return rows;
         }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL the kinds and job targets are each one bound array ({@code = ANY(?)}), so the
+     * statement's text is the same for any number of them and the driver prepares it once.
+     */
+    @Override
+    public String dueCondition(Claimable claimable) {
+        String condition = "queue = ? AND status = " + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + now()
+                + (claimable.kinds() == null ? "" : " AND kind = ANY(?)");
+        return claimable.jobTargets() == null
+                ? condition
+                : condition + " AND (job_target IS NULL OR job_target = ANY(?))";
+    }
+
+    @Override
+    public int bindDue(PreparedStatement ps, int index, String queue, Claimable claimable) throws SQLException {
+        int i = index;
+        ps.setString(i++, queue);
+        Connection c = ps.getConnection();
+        if (claimable.kinds() != null) {
+            ps.setArray(i++, c.createArrayOf("text", claimable.kinds().toArray()));
+        }
+        if (claimable.jobTargets() != null) {
+            ps.setArray(i++, c.createArrayOf("text", claimable.jobTargets().toArray()));
+        }
+        return i;
     }
 
     @Override

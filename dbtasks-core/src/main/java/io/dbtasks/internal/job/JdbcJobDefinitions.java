@@ -41,13 +41,20 @@ import tools.jackson.databind.json.JsonMapper;
  * Job definitions in {@code dbtasks_job}; the run protocol is described on {@link JobDefinitions}.
  * A run, single or bulk, is one transaction per page: lock the page's definition rows ({@code FOR
  * UPDATE}, so concurrent runs of a definition queue up behind each other), read their last tasks'
- * states, enqueue a task for each enabled definition whose last run is not PENDING or RUNNING, then
- * record each run on its definition ({@code runs}, {@code last_task_id}) and in {@code
- * dbtasks_job_run}. The row lock is the guard against a second run, so the run tasks need no
+ * states, enqueue a task for each enabled definition whose last run is not PENDING or RUNNING (nor
+ * SUCCEEDED, unless asked to run succeeded ones again), then record each run on its definition
+ * ({@code runs}, {@code last_task_id}) and in {@code dbtasks_job_run}, and write each new task's
+ * {@code job_target}, so that only engines that allow-list the target claim it. The row lock is the guard against a second run, so the run tasks need no
  * idempotency key and a page's runs are inserted by the enqueuer's multi-row INSERTs.
  */
 public final class JdbcJobDefinitions implements JobDefinitions {
     private static final int MAX_CODES = 10_000;
+    /**
+     * The size of {@code dbtasks_task.job_target}. A longer target is not written, so its run is
+     * claimed by any engine that runs job definitions, and one that does not allow-list it fails it.
+     */
+    static final int MAX_TARGET_LENGTH = 1000;
+
     private static final TypeReference<List<String>> STRINGS = new TypeReference<>() {};
     private static final String JOB_COLUMNS = "j.id, j.code, j.name, j.description, j.business_type, j.business_id,"
             + " j.bean_name, j.method_name, j.parameter_types, j.arguments, j.queue, j.max_attempts, j.backoff,"
@@ -118,7 +125,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
         if (rows.isEmpty() || !rows.get(0).definition().enabled()) {
             return;
         }
-        runLocked(c, rows, new Counts());
+        runLocked(c, rows, new Counts(), true);
     }
 
     @Override
@@ -250,7 +257,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     }
 
     @Override
-    public JobRun run(String code) {
+    public JobRun run(String code, boolean rerunSucceeded) {
         Objects.requireNonNull(code, "code");
         // Not found and disabled are answers, not database failures: decided after the transaction,
         // so they do not count against the engine's health.
@@ -263,7 +270,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             if (!rows.get(0).definition().enabled()) {
                 return new Single(null, true);
             }
-            return new Single(runLocked(c, rows, new Counts()).get(0), true);
+            return new Single(runLocked(c, rows, new Counts(), rerunSucceeded).get(0), true);
         });
         if (!outcome.found()) {
             throw new JobNotFoundException(code);
@@ -277,9 +284,13 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     private record Single(JobRun run, boolean found) {}
 
     @Override
-    public JobRunSummary runBusinessType(String businessType) {
+    public JobRunSummary runBusinessType(String businessType, boolean rerunSucceeded) {
         Objects.requireNonNull(businessType, "businessType");
-        return pages("j.business_type = ?", List.of(businessType), "Running jobs of business type " + businessType);
+        return pages(
+                "j.business_type = ?",
+                List.of(businessType),
+                "Running jobs of business type " + businessType,
+                rerunSucceeded);
     }
 
     @Override
@@ -290,13 +301,14 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             return pages(
                     "j.business_type = ? AND " + where,
                     List.of(businessType),
-                    "Re-running failed jobs of business type " + businessType);
+                    "Re-running failed jobs of business type " + businessType,
+                    false);
         }
-        return pages(where, List.of(), "Re-running failed jobs");
+        return pages(where, List.of(), "Re-running failed jobs", false);
     }
 
     @Override
-    public JobRunSummary runCodes(Collection<String> codes) {
+    public JobRunSummary runCodes(Collection<String> codes, boolean rerunSucceeded) {
         Objects.requireNonNull(codes, "codes");
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(codes));
         if (distinct.size() > MAX_CODES) {
@@ -311,7 +323,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             List<String> found = jdbc.inTransaction("Running " + page.size() + " job(s) by code", c -> {
                 dialect.readCommittedTransaction(c);
                 List<Row> rows = lockRows(c, in, page, " ORDER BY j.id");
-                runLocked(c, rows, counts);
+                runLocked(c, rows, counts, rerunSucceeded);
                 return rows.stream().map(r -> r.definition().code()).toList();
             });
             counts.pages++;
@@ -325,7 +337,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     }
 
     /** Runs the definitions matching {@code where}, keyset page by page, each in one transaction. */
-    private JobRunSummary pages(String where, List<String> args, String what) {
+    private JobRunSummary pages(String where, List<String> args, String what, boolean rerunSucceeded) {
         Counts counts = new Counts();
         long after = 0;
         while (true) {
@@ -338,7 +350,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
                 if (rows.isEmpty()) {
                     return null;
                 }
-                runLocked(c, rows, counts);
+                runLocked(c, rows, counts, rerunSucceeded);
                 return rows.get(rows.size() - 1).id();
             });
             if (last == null) {
@@ -355,11 +367,12 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     private static final class Counts {
         int enqueued;
         int alreadyQueued;
+        int alreadySucceeded;
         int disabled;
         int pages;
 
         JobRunSummary summary(List<String> notFound) {
-            return new JobRunSummary(enqueued, alreadyQueued, disabled, notFound, pages);
+            return new JobRunSummary(enqueued, alreadyQueued, alreadySucceeded, disabled, notFound, pages);
         }
     }
 
@@ -381,11 +394,14 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     }
 
     /**
-     * Enqueues a run of each enabled row whose last task is not PENDING or RUNNING and records it.
+     * Enqueues a run of each enabled row whose last task is not PENDING or RUNNING, nor SUCCEEDED
+     * unless {@code rerunSucceeded}, and records it.
      *
-     * @return one run per enabled row, in order (duplicates for rows with a pending run)
+     * @return one run per enabled row, in order (duplicates for rows with a pending run, the last run
+     *     for rows skipped as succeeded)
      */
-    private List<JobRun> runLocked(Connection c, List<Row> rows, Counts counts) throws SQLException {
+    private List<JobRun> runLocked(Connection c, List<Row> rows, Counts counts, boolean rerunSucceeded)
+            throws SQLException {
         Map<Long, TaskStatus> lastStatus = lastStatuses(c, rows);
         List<JobRun> runs = new ArrayList<>();
         List<Row> toRun = new ArrayList<>();
@@ -398,7 +414,12 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             TaskStatus last = r.lastTaskId() == null ? null : lastStatus.get(r.lastTaskId());
             if (last == TaskStatus.PENDING || last == TaskStatus.RUNNING) {
                 counts.alreadyQueued++;
-                runs.add(new JobRun(r.definition().code(), r.lastTaskId(), r.runs(), true));
+                runs.add(new JobRun(r.definition().code(), r.lastTaskId(), r.runs(), true, false));
+                continue;
+            }
+            if (last == TaskStatus.SUCCEEDED && !rerunSucceeded) {
+                counts.alreadySucceeded++;
+                runs.add(new JobRun(r.definition().code(), r.lastTaskId(), r.runs(), false, true));
                 continue;
             }
             toRun.add(r);
@@ -411,18 +432,25 @@ public final class JdbcJobDefinitions implements JobDefinitions {
         try (PreparedStatement update =
                         c.prepareStatement("UPDATE dbtasks_job SET runs = ?, last_task_id = ? WHERE id = ?");
                 PreparedStatement insert = c.prepareStatement("INSERT INTO dbtasks_job_run (task_id, job_code, run_no,"
-                        + " business_type, business_id, created_at) VALUES (?, ?, ?, ?, ?, " + dialect.now() + ")")) {
+                        + " business_type, business_id, created_at) VALUES (?, ?, ?, ?, ?, " + dialect.now() + ")");
+                PreparedStatement target = c.prepareStatement("UPDATE dbtasks_task SET job_target = ? WHERE id = ?")) {
             for (int i = 0; i < toRun.size(); i++) {
                 Row r = toRun.get(i);
                 EnqueueResult result = results.get(i);
                 long taskId = result.task().id();
                 if (result.duplicate()) {
                     counts.alreadyQueued++;
-                    runs.add(new JobRun(r.definition().code(), taskId, r.runs() + 1, true));
+                    runs.add(new JobRun(r.definition().code(), taskId, r.runs() + 1, true, false));
                     continue;
                 }
                 counts.enqueued++;
-                runs.add(new JobRun(r.definition().code(), taskId, r.runs() + 1, false));
+                runs.add(new JobRun(r.definition().code(), taskId, r.runs() + 1, false, false));
+                String signature = r.definition().target().toString();
+                if (signature.length() <= MAX_TARGET_LENGTH) {
+                    target.setString(1, signature);
+                    target.setLong(2, taskId);
+                    target.addBatch();
+                }
                 update.setLong(1, r.runs() + 1);
                 update.setLong(2, taskId);
                 update.setLong(3, r.id());
@@ -436,6 +464,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
             }
             update.executeBatch();
             insert.executeBatch();
+            target.executeBatch();
         }
         return runs;
     }

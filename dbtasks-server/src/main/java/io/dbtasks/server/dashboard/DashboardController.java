@@ -153,6 +153,7 @@ public class DashboardController {
         model.addAttribute("page", "queues");
         model.addAttribute("snapshot", s);
         model.addAttribute("queues", queueRows(s));
+        model.addAttribute("foreign", dbTasks.foreignTasks());
         model.addAttribute("now", Instant.now());
         return "dashboard/queues";
     }
@@ -546,7 +547,7 @@ public class DashboardController {
         requireRole(Roles.ROLE_ADMIN, "Running job definitions needs the admin role");
         JobRun run;
         try {
-            run = dbTasks.jobs().run(code);
+            run = dbTasks.jobs().run(code, true); // the operator asked for this one: run it even if it succeeded
         } catch (JobNotFoundException e) {
             throw new TaskNotFoundException(e.getMessage());
         }

@@ -140,25 +140,41 @@ public class JobController {
     }
 
     /**
-     * Runs one definition now.
+     * Runs one definition now, unless its last run is still pending or, by default, has succeeded.
      *
      * @param code the code
-     * @return 202 with the new run, or 200 with the run still pending ({@code duplicate: true})
+     * @param rerunSucceeded {@code true} to run it even if its last run SUCCEEDED
+     * @return 202 with the new run, or 200 with the run still pending ({@code duplicate: true}) or
+     *     the succeeded one ({@code alreadySucceeded: true})
      */
     @PostMapping("/jobs/{code}/runs")
-    public ResponseEntity<JobRun> run(@PathVariable String code) {
-        JobRun run = dbTasks.jobs().run(code);
-        return ResponseEntity.status(run.duplicate() ? HttpStatus.OK : HttpStatus.ACCEPTED)
+    @io.swagger.v3.oas.annotations.Operation(
+            summary = "Run a job definition now",
+            description = "Enqueues a run unless the last run is still PENDING or RUNNING (200, duplicate: true) or"
+                    + " has SUCCEEDED (200, alreadySucceeded: true); rerunSucceeded=true runs a succeeded"
+                    + " definition again.")
+    public ResponseEntity<JobRun> run(
+            @PathVariable String code, @RequestParam(defaultValue = "false") boolean rerunSucceeded) {
+        JobRun run = dbTasks.jobs().run(code, rerunSucceeded);
+        return ResponseEntity.status(run.enqueued() ? HttpStatus.ACCEPTED : HttpStatus.OK)
                 .body(run);
     }
 
     /**
-     * Runs many definitions: every one of a business type, a list of codes, or the failures.
+     * Runs many definitions: every one of a business type or a list of codes not yet succeeded (all
+     * of them with {@code rerunSucceeded: true}), or the failures.
      *
      * @param body exactly one selection
      * @return 202 with the counts
      */
     @PostMapping(path = "/job-runs", consumes = "application/json")
+    @io.swagger.v3.oas.annotations.Operation(
+            summary = "Run many job definitions",
+            description = "Exactly one of {\"businessType\": \"order\"}, {\"codes\": [\"a\", \"b\"]} or"
+                    + " {\"failed\": true} (optionally with businessType). By business type and by codes, only"
+                    + " definitions whose last run has not SUCCEEDED are run (the others are counted in"
+                    + " alreadySucceeded); add \"rerunSucceeded\": true to run those again. Definitions whose last"
+                    + " run is still PENDING or RUNNING are never run twice (alreadyQueued).")
     public ResponseEntity<JobRunSummary> runMany(@RequestBody JobRunsRequest body) {
         boolean failed = Boolean.TRUE.equals(body.failed());
         boolean byCodes = body.codes() != null;
@@ -168,6 +184,11 @@ public class JobController {
             throw new BadRequestException(
                     "Give exactly one of {\"businessType\": \"order\"}, {\"codes\": [\"a\", \"b\"]}"
                             + " or {\"failed\": true} (optionally with \"businessType\")");
+        }
+        boolean rerunSucceeded = Boolean.TRUE.equals(body.rerunSucceeded());
+        if (failed && body.rerunSucceeded() != null) {
+            throw new BadRequestException(
+                    "'rerunSucceeded' applies to runs by businessType or codes; {\"failed\": true} runs only failures");
         }
         AuditDetails.filter(
                 failed
@@ -183,12 +204,12 @@ public class JobController {
             if (body.codes().isEmpty() || body.codes().stream().anyMatch(c -> c == null || c.isBlank())) {
                 throw new BadRequestException("'codes' must be a non-empty list of job codes, none blank");
             }
-            summary = dbTasks.jobs().runCodes(body.codes());
+            summary = dbTasks.jobs().runCodes(body.codes(), rerunSucceeded);
         } else {
             if (body.businessType().isBlank()) {
                 throw new BadRequestException("'businessType' must not be blank");
             }
-            summary = dbTasks.jobs().runBusinessType(body.businessType());
+            summary = dbTasks.jobs().runBusinessType(body.businessType(), rerunSucceeded);
         }
         AuditDetails.touched(summary.enqueued());
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(summary);
