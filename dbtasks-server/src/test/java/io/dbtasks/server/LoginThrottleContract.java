@@ -95,6 +95,16 @@ abstract class LoginThrottleContract {
     }
 
     @Test
+    void aSuccessfulLoginForgetsTheNamesFailures() {
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < 2; i++) {
+                assertThat(stats("operator2", "wrong-" + i).status()).isEqualTo(401);
+            }
+            assertThat(stats("operator2", "operator2-secret").status()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void oneAddressIsThrottledAcrossUserNames() {
         for (int i = 0; i < 10; i++) {
             assertThat(stats("nobody-" + i + "-" + run, "x").status()).isEqualTo(401);

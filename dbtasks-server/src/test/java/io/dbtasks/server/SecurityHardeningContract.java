@@ -312,6 +312,19 @@ abstract class SecurityHardeningContract {
         assertThat(api.contentType()).startsWith("application/problem+json");
     }
 
+    @Test
+    void aRefusalIsAnHtmlPageForBrowsersAndProblemJsonForClients() {
+        Session operator = login("operator", "operator-secret");
+        RawHttp.Response page =
+                http.send("GET", "/actuator/dbtasks", Map.of("Cookie", operator.cookie(), "Accept", "text/html"), null);
+        assertThat(page.status()).isEqualTo(403);
+        assertThat(page.contentType()).startsWith("text/html");
+        assertThat(page.body()).contains("Not allowed for your role");
+        RawHttp.Response api = send("POST", "/api/job-runs", OPERATOR, "{\"failed\":true}");
+        assertThat(api.status()).isEqualTo(403);
+        assertThat(api.contentType()).startsWith("application/problem+json");
+    }
+
     // --- helpers ---------------------------------------------------------------------------------
 
     record Session(String cookie, String csrf) {}

@@ -115,7 +115,7 @@ public class LoginThrottle implements ApplicationListener<AbstractAuthentication
         String address = auth.getDetails() instanceof WebAuthenticationDetails web ? web.getRemoteAddress() : null;
         if (event instanceof AuthenticationFailureBadCredentialsEvent) {
             failed(auth.getName(), address);
-        } else if (event instanceof AuthenticationSuccessEvent && auth.getCredentials() != null) {
+        } else if (event instanceof AuthenticationSuccessEvent) {
             byUser.invalidate(userKey(auth.getName()));
         }
     }

@@ -1,5 +1,6 @@
 package io.dbtasks.server.security;
 
+import io.dbtasks.server.web.HtmlPages;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -19,7 +20,8 @@ import tools.jackson.databind.json.JsonMapper;
  * Answers the security filters' refusals as {@code application/problem+json} (RFC 9457): 401 with a
  * {@code WWW-Authenticate} challenge for Basic and Bearer when no valid credentials came, 429 with
  * {@code Retry-After} when the login was throttled ({@link LoginThrottle}), 403 when the caller's role
- * does not allow the request or a CSRF token is missing.
+ * does not allow the request or a CSRF token is missing (a browser's page outside {@code /api} gets
+ * the 403 for its role as an HTML page).
  */
 @Component
 public class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedHandler {
@@ -66,6 +68,17 @@ public class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedH
                     "Forbidden",
                     "The request has no valid CSRF token: submit the form from a page of this server (reload it"
                             + " if your session expired); API clients use /api with basic or bearer credentials");
+            return;
+        }
+        if (HtmlPages.wantsHtml(request)) {
+            response.setStatus(403);
+            response.setContentType(MediaType.TEXT_HTML_VALUE);
+            response.setCharacterEncoding("UTF-8");
+            response.getWriter()
+                    .write(HtmlPages.page(
+                            request,
+                            "Not allowed for your role",
+                            "Your role does not allow this action; ask an administrator for a role that does."));
             return;
         }
         write(

@@ -1,10 +1,10 @@
-package io.dbtasks.server.web;
+package io.dbtasks.server.api;
 
-import io.dbtasks.server.api.ApiExceptionHandler;
+import io.dbtasks.server.web.HtmlPages;
+import io.dbtasks.server.web.Problems;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -13,7 +13,6 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.servlet.NoHandlerFoundException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
-import org.springframework.web.util.HtmlUtils;
 
 /**
  * A page that does not exist, asked for by a browser outside {@code /api}: an HTML page saying so,
@@ -39,44 +38,13 @@ public class HtmlNotFoundAdvice {
      */
     @ExceptionHandler({NoResourceFoundException.class, NoHandlerFoundException.class})
     public ResponseEntity<?> notFound(Exception e, HttpServletRequest request, WebRequest web) throws Exception {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
-        if (path.startsWith("/api/") || !wantsHtml(request)) {
+        if (!HtmlPages.wantsHtml(request)) {
             return api.handleException(e, web);
         }
-        String home = HtmlUtils.htmlEscape(request.getContextPath() + "/");
-        String page = """
-                <!DOCTYPE html>
-                <html lang="en">
-                <head>
-                <meta charset="utf-8">
-                <meta name="viewport" content="width=device-width, initial-scale=1">
-                <title>Not found - dbtasks</title>
-                <link rel="stylesheet" href="%scss/dashboard.css">
-                </head>
-                <body>
-                <main>
-                <h1>Not found</h1>
-                <p class="error" id="error-message">There is no page at %s.</p>
-                <p><a href="%s">Back to the dashboard</a></p>
-                </main>
-                </body>
-                </html>
-                """.formatted(home, HtmlUtils.htmlEscape(Problems.quote(path)), home);
+        String path = request.getRequestURI().substring(request.getContextPath().length());
+        String page = HtmlPages.page(request, "Not found", "There is no page at " + Problems.quote(path) + ".");
         return ResponseEntity.status(HttpStatus.NOT_FOUND)
                 .contentType(new MediaType(MediaType.TEXT_HTML, java.nio.charset.StandardCharsets.UTF_8))
                 .body(page);
-    }
-
-    private static boolean wantsHtml(HttpServletRequest request) {
-        String accept = request.getHeader(HttpHeaders.ACCEPT);
-        if (accept == null) {
-            return false;
-        }
-        try {
-            return MediaType.parseMediaTypes(accept).stream()
-                    .anyMatch(m -> !m.isWildcardType() && m.isCompatibleWith(MediaType.TEXT_HTML));
-        } catch (RuntimeException ex) {
-            return false;
-        }
     }
 }
