@@ -22,9 +22,16 @@ import java.util.Map;
 final class RawHttp {
     private final int port;
     private int timeoutMillis = 60_000;
+    private String localAddress;
 
     RawHttp timeout(int millis) {
         this.timeoutMillis = millis;
+        return this;
+    }
+
+    /** @param address the loopback address to call from, such as {@code 127.0.0.7} */
+    RawHttp from(String address) {
+        this.localAddress = address;
         return this;
     }
 
@@ -57,6 +64,9 @@ final class RawHttp {
 
     Response send(String method, String target, Map<String, String> headers, byte[] body) {
         try (Socket socket = new Socket()) {
+            if (localAddress != null) {
+                socket.bind(new InetSocketAddress(localAddress, 0));
+            }
             socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
             socket.setSoTimeout(timeoutMillis);
             ByteArrayOutputStream req = new ByteArrayOutputStream();

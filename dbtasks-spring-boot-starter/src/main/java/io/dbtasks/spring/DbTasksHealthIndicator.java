@@ -5,6 +5,9 @@ import io.dbtasks.DbTasksHealth;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -22,7 +25,10 @@ import org.springframework.boot.health.contributor.Health;
  *
  * Details: the worker id, the consecutive failures and the last failure, claim loops alive, the
  * oldest claim loop round, the last rescue, and on PostgreSQL whether the LISTEN connection is up
- * (informational: without it workers fall back to polling). Thread-safe.
+ * (informational: without it workers fall back to polling). The last failure is shown as a
+ * sanitized reason ({@link #sanitized}): its SQLState and what that class of state means, never the
+ * database's own message, which can quote SQL, table names and the values of a request (the
+ * application log has it whole). Thread-safe.
  */
 public class DbTasksHealthIndicator extends AbstractHealthIndicator {
     private final DbTasks dbTasks;
@@ -54,7 +60,7 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
             builder.withDetail("lastSuccessAt", h.lastSuccessAt().toString());
         }
         if (h.lastFailure() != null) {
-            builder.withDetail("lastFailure", h.lastFailure())
+            builder.withDetail("lastFailure", sanitized(h.lastFailure()))
                     .withDetail("lastFailureAt", String.valueOf(h.lastFailureAt()));
         }
         builder.withDetail("workersStarted", h.workersStarted())
@@ -79,7 +85,8 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
 
     private String problem(DbTasksHealth h, Instant now) {
         if (!h.healthy()) {
-            return "the last " + h.consecutiveFailures() + " unit(s) of database work failed: " + h.lastFailure();
+            return "the last " + h.consecutiveFailures() + " unit(s) of database work failed: "
+                    + sanitized(h.lastFailure());
         }
         if (!h.workersStarted()) {
             return null; // producer only, or not started yet / stopping: nothing more to check
@@ -97,5 +104,52 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
             return "the rescue sweep has not completed since " + rescued + " (limit " + rescueStall + ")";
         }
         return null;
+    }
+
+    private static final Pattern SQL_STATE = Pattern.compile("\\(SQLState ([0-9A-Za-z]{5})\\)");
+
+    /**
+     * What a failure of the engine's database work may say in a health response: that it stalled
+     * (longer than the statement timeout), or that a statement failed, with its SQLState and the
+     * meaning of the state's class; nothing of the database's message.
+     *
+     * @param failure the engine's failure text ({@link DbTasksHealth#lastFailure()}), or {@code null}
+     * @return the sanitized reason, or {@code null} for {@code null}
+     */
+    public static String sanitized(String failure) {
+        if (failure == null) {
+            return null;
+        }
+        if (failure.contains("stalled longer than statementTimeout")) {
+            return "a database statement stalled longer than the statement timeout and was aborted;"
+                    + " see the application log";
+        }
+        Matcher m = SQL_STATE.matcher(failure);
+        if (!m.find()) {
+            return "a unit of database work failed; see the application log";
+        }
+        String state = m.group(1).toUpperCase(Locale.ROOT);
+        return "a database statement failed with SQLState " + state + " (" + stateClass(state)
+                + "); see the application log";
+    }
+
+    private static String stateClass(String state) {
+        return switch (state.substring(0, 2)) {
+            case "08" -> "connection exception";
+            case "0A" -> "feature not supported";
+            case "22" -> "data exception";
+            case "23" -> "integrity constraint violation";
+            case "25" -> "invalid transaction state";
+            case "28" -> "invalid authorization";
+            case "40" -> "transaction rollback";
+            case "42" -> "syntax error or access rule violation";
+            case "53" -> "insufficient resources";
+            case "54" -> "program limit exceeded";
+            case "55" -> "object not in prerequisite state";
+            case "57" -> "operator intervention";
+            case "58" -> "system error";
+            case "HY", "S1" -> "driver error";
+            default -> "class " + state.substring(0, 2);
+        };
     }
 }

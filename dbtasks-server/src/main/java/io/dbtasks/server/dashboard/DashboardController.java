@@ -93,9 +93,9 @@ public class DashboardController {
 
     /**
      * What every page needs to know about the caller: the buttons of actions the role cannot do are
-     * disabled or left out. The server refuses those actions regardless: the path rules of {@code
-     * SecurityConfig} (writes need operator, deletes admin) and the checks below for what a path
-     * does not say (a bulk delete, a payload search).
+     * disabled or left out. The server refuses those actions regardless, by the rules of {@code
+     * RoleRules} (the one place that says which role an action needs); the check below is of what
+     * a role may see (a payload search where payloads are hidden from viewers).
      */
     @ModelAttribute
     public void caller(Model model) {
@@ -110,13 +110,6 @@ public class DashboardController {
         model.addAttribute("canOperate", Roles.has(auth, Roles.ROLE_OPERATOR));
         model.addAttribute("canAdmin", Roles.has(auth, Roles.ROLE_ADMIN));
         model.addAttribute("showPayloads", payloads.showPayloads(auth));
-    }
-
-    private static void requireAdminFor(BulkActions.Action action) {
-        if (action == BulkActions.Action.DELETE
-                && !Roles.has(SecurityContextHolder.getContext().getAuthentication(), Roles.ROLE_ADMIN)) {
-            throw new AccessDeniedException("Deleting tasks needs the admin role");
-        }
     }
 
     private void requirePayloadAccess(TaskSearch search) {
@@ -359,7 +352,6 @@ public class DashboardController {
     public String act(@PathVariable String id, @PathVariable String action, RedirectAttributes flash) {
         long taskId = parseId(id);
         BulkActions.Action a = BulkActions.Action.of(action);
-        requireAdminFor(a);
         actions.apply(a, taskId);
         flash.addFlashAttribute(
                 "message",
@@ -404,7 +396,6 @@ public class DashboardController {
             Model model) {
         TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
         requirePayloadAccess(search);
-        requireAdminFor(BulkActions.Action.of(action));
         model.addAttribute("page", "tasks");
         model.addAttribute("action", BulkActions.Action.of(action));
         model.addAttribute("search", search);
@@ -428,7 +419,6 @@ public class DashboardController {
             Principal user) {
         TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
         requirePayloadAccess(search);
-        requireAdminFor(BulkActions.Action.of(action));
         BulkActions.Job job =
                 actions.start(BulkActions.Action.of(action), search, user == null ? "anonymous" : user.getName());
         AuditDetails.filter(search.query());
@@ -499,7 +489,6 @@ public class DashboardController {
 
     @PostMapping("/dashboard/schedules/{name}/{action:pause|resume|delete}")
     public String scheduleAction(@PathVariable String name, @PathVariable String action, RedirectAttributes flash) {
-        requireRole(Roles.ROLE_ADMIN, "Changing schedules needs the admin role");
         Schedules schedules = dbTasks.schedules();
         try {
             switch (action) {
@@ -544,7 +533,6 @@ public class DashboardController {
 
     @PostMapping("/dashboard/definitions/{code}/run")
     public String runDefinition(@PathVariable String code, RedirectAttributes flash) {
-        requireRole(Roles.ROLE_ADMIN, "Running job definitions needs the admin role");
         JobRun run;
         try {
             run = dbTasks.jobs().run(code, true); // the operator asked for this one: run it even if it succeeded
@@ -589,12 +577,6 @@ public class DashboardController {
         snapshots.refreshSoon();
         flash.addFlashAttribute("message", "Batch " + batchId + ": " + sent + " failed chunk(s) sent back to PENDING");
         return "redirect:/dashboard/batches";
-    }
-
-    private static void requireRole(String role, String message) {
-        if (!Roles.has(SecurityContextHolder.getContext().getAuthentication(), role)) {
-            throw new AccessDeniedException(message);
-        }
     }
 
     // --- errors --------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Collections;
 import java.util.HexFormat;
 import org.springframework.http.HttpHeaders;
 import org.springframework.security.core.Authentication;
@@ -28,14 +29,16 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  * The {@code Idempotency-Key} request header on {@code POST} and {@code PATCH} under {@code /api}
  * (enqueue and every operator action), after the IETF httpapi draft "The Idempotency-Key HTTP
  * Header Field" (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs and
- * its response (status, body, Content-Type, Location) is stored; a repeat with the same key and the
+ * its response (status, body, Content-Type, Location, Warning) is stored; a repeat with the same key and the
  * same request (method, path, query and body, by SHA-256) gets that response again, marked
  * {@code Idempotent-Replayed: true}; the same key with a different request gets 422; a repeat while
  * the first is still running gets 409 with {@code Retry-After: 1}. Keys are scoped to the
  * authenticated user, so one client never sees another's response, and expire after
  * {@code dbtasks.server.idempotency.ttl} (default 24 h) from first use. A response the server failed
  * to produce (5xx) is not stored: the key may be used again at once. The key is a string of 1 to 255
- * printable ASCII characters, bare or as a structured-field string ({@code "..."}).
+ * printable ASCII characters, bare or as a structured-field string ({@code "..."}); a request with two
+ * or more {@code Idempotency-Key} headers is refused with 400 (the draft says a client must not send
+ * two).
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     /** The request header. */
@@ -70,6 +73,15 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             throws ServletException, IOException {
         String key;
         try {
+            if (Collections.list(request.getHeaders(HEADER)).size() > 1) {
+                Problems.write(
+                        response,
+                        400,
+                        "Bad request",
+                        "The request has more than one Idempotency-Key header; send one Idempotency-Key header"
+                                + " with one key");
+                return;
+            }
             key = parseKey(request.getHeader(HEADER));
         } catch (RequestRejectedException e) {
             key = null; // a value the firewall refuses: not printable ASCII
@@ -127,7 +139,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                         key,
                         status,
                         wrapper.getContentType(),
-                        wrapper.getHeader(HttpHeaders.LOCATION),
+                        ReplayHeaders.encode(
+                                wrapper.getHeader(HttpHeaders.LOCATION), wrapper.getHeaders(HttpHeaders.WARNING)),
                         new String(wrapper.getContentAsByteArray(), StandardCharsets.UTF_8));
                 stored = true;
             }
@@ -142,8 +155,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private static void replay(IdempotencyStore.Entry entry, HttpServletResponse response) throws IOException {
         response.setStatus(entry.status());
         response.setHeader(REPLAYED, "true");
-        if (entry.location() != null) {
-            response.setHeader(HttpHeaders.LOCATION, entry.location());
+        ReplayHeaders headers = ReplayHeaders.decode(entry.location());
+        if (headers.location() != null) {
+            response.setHeader(HttpHeaders.LOCATION, headers.location());
+        }
+        for (String warning : headers.warnings()) {
+            response.addHeader(HttpHeaders.WARNING, warning);
         }
         if (entry.contentType() != null) {
             response.setContentType(entry.contentType());

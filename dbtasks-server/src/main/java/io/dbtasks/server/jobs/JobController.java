@@ -15,6 +15,7 @@ import io.dbtasks.job.StoredJob;
 import io.dbtasks.server.api.BadRequestException;
 import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.spring.TaskMethodRegistrar;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -32,7 +33,7 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
+import org.springframework.web.util.UriComponentsBuilder;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -90,15 +91,12 @@ public class JobController {
      * @return 201 with the definition and its Location
      */
     @PostMapping(path = "/jobs", consumes = "application/json")
-    public ResponseEntity<JobResponse> create(@RequestBody JobRequest body) {
+    public ResponseEntity<JobResponse> create(@RequestBody JobRequest body, HttpServletRequest request) {
         if (body.code() == null || body.code().isBlank()) {
             throw new BadRequestException("'code' is required: the job's unique code, such as sync_order_job");
         }
         StoredJob job = dbTasks.jobs().create(definition(body.code(), body));
-        URI location = ServletUriComponentsBuilder.fromCurrentRequestUri()
-                .path("/{code}")
-                .buildAndExpand(job.definition().code())
-                .toUri();
+        URI location = relative(request, "/api/jobs/{code}", job.definition().code());
         return ResponseEntity.created(location).body(JobResponse.of(job, mapper));
     }
 
@@ -229,7 +227,7 @@ public class JobController {
      * @return 201 with the batch and its progress, or 200 with the existing one for a key posted before
      */
     @PostMapping(path = "/batches", consumes = "application/json")
-    public ResponseEntity<BatchResponse> createBatch(@RequestBody BatchCreateRequest body) {
+    public ResponseEntity<BatchResponse> createBatch(@RequestBody BatchCreateRequest body, HttpServletRequest request) {
         TreeSet<String> kinds = new TreeSet<>();
         dbTasks.kinds().stream()
                 .filter(k -> k.startsWith(Batches.KIND_PREFIX))
@@ -254,10 +252,7 @@ public class JobController {
         if (batch.duplicate()) {
             return ResponseEntity.ok(response);
         }
-        URI location = ServletUriComponentsBuilder.fromCurrentRequestUri()
-                .path("/{id}")
-                .buildAndExpand(batch.id())
-                .toUri();
+        URI location = relative(request, "/api/batches/{id}", batch.id());
         return ResponseEntity.created(location).body(response);
     }
 
@@ -318,6 +313,17 @@ public class JobController {
             b.retryPolicy(RetryPolicy.fixed(Duration.ofMillis(body.retryDelayMillis())));
         }
         return b.build();
+    }
+
+    /**
+     * A Location relative to this server (path only), as for tasks: built from the request's Host
+     * header it would echo whatever host a client or a proxy sent.
+     */
+    private static URI relative(HttpServletRequest request, String template, Object variable) {
+        return UriComponentsBuilder.fromPath(request.getContextPath() + template)
+                .buildAndExpand(variable)
+                .encode()
+                .toUri();
     }
 
     private static void require(String value, String field, String what) {

@@ -16,16 +16,19 @@ import org.springframework.web.util.HtmlUtils;
 @Controller
 public class LoginPageController {
     /**
-     * @param request the request, for {@code ?error} and {@code ?logout}
+     * @param request the request, for {@code ?error}, {@code ?throttled} and {@code ?logout}
      * @param csrf the session's CSRF token, which the form must send back
      * @return the page
      */
     @GetMapping(path = "/login", produces = MediaType.TEXT_HTML_VALUE)
     @ResponseBody
     public String login(HttpServletRequest request, CsrfToken csrf) {
-        String message = request.getParameter("error") != null
-                ? "<p class=\"error\" role=\"alert\">Wrong user name or password.</p>"
-                : request.getParameter("logout") != null ? "<p role=\"status\">You are logged out.</p>" : "";
+        String message = request.getParameter("throttled") != null
+                ? "<p class=\"error\" role=\"alert\">Too many failed logins for this user name or from this"
+                        + " address. Try again later.</p>"
+                : request.getParameter("error") != null
+                        ? "<p class=\"error\" role=\"alert\">Wrong user name or password.</p>"
+                        : request.getParameter("logout") != null ? "<p role=\"status\">You are logged out.</p>" : "";
         return """
                 <!DOCTYPE html>
                 <html lang="en">

@@ -1,5 +1,6 @@
 package io.dbtasks.server.security;
 
+import io.dbtasks.server.web.HtmlPages;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -17,8 +18,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Answers the security filters' refusals as {@code application/problem+json} (RFC 9457): 401 with a
- * {@code WWW-Authenticate} challenge for Basic and Bearer when no valid credentials came, 403 when
- * the caller's role does not allow the request or a CSRF token is missing.
+ * {@code WWW-Authenticate} challenge for Basic and Bearer when no valid credentials came, 429 with
+ * {@code Retry-After} when the login was throttled ({@link LoginThrottle}), 403 when the caller's role
+ * does not allow the request or a CSRF token is missing (a browser's page outside {@code /api} gets
+ * the 403 for its role as an HTML page).
  */
 @Component
 public class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedHandler {
@@ -35,6 +38,17 @@ public class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedH
     @Override
     public void commence(HttpServletRequest request, HttpServletResponse response, AuthenticationException e)
             throws IOException {
+        if (e instanceof LoginThrottledException throttled) {
+            long seconds = Math.max(1, throttled.retryAfter().toSeconds());
+            response.setHeader(HttpHeaders.RETRY_AFTER, String.valueOf(seconds));
+            write(
+                    response,
+                    429,
+                    "Too many requests",
+                    "Too many failed logins for this user name or from this address; the password was not"
+                            + " checked. Try again in " + seconds + " s");
+            return;
+        }
         response.setHeader(HttpHeaders.WWW_AUTHENTICATE, CHALLENGE);
         write(
                 response,
@@ -56,12 +70,24 @@ public class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedH
                             + " if your session expired); API clients use /api with basic or bearer credentials");
             return;
         }
+        if (HtmlPages.wantsHtml(request)) {
+            response.setStatus(403);
+            response.setContentType(MediaType.TEXT_HTML_VALUE);
+            response.setCharacterEncoding("UTF-8");
+            response.getWriter()
+                    .write(HtmlPages.page(
+                            request,
+                            "Not allowed for your role",
+                            "Your role does not allow this action; ask an administrator for a role that does."));
+            return;
+        }
         write(
                 response,
                 403,
                 "Forbidden",
                 "Your role does not allow " + request.getMethod() + " on this path: reading needs viewer; task and"
-                        + " queue actions need operator; definitions, schedules and deletes need admin");
+                        + " queue actions need operator; job definitions (and running them), schedules and deletes need admin;"
+                        + " the metrics role scrapes /actuator/prometheus only");
     }
 
     /**

@@ -3,29 +3,28 @@ package io.dbtasks.server.security;
 import io.dbtasks.server.audit.AuditConfig;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.Map;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.security.authentication.AuthenticationProvider;
 import org.springframework.security.authentication.dao.DaoAuthenticationProvider;
 import org.springframework.security.config.annotation.method.configuration.EnableMethodSecurity;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
-import org.springframework.security.config.annotation.web.configurers.AuthorizeHttpRequestsConfigurer;
 import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.crypto.factory.PasswordEncoderFactories;
 import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.web.AuthenticationEntryPoint;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.AuthenticationFailureHandler;
+import org.springframework.security.web.authentication.ExceptionMappingAuthenticationFailureHandler;
 import org.springframework.security.web.authentication.www.BasicAuthenticationFilter;
 import org.springframework.security.web.header.writers.ReferrerPolicyHeaderWriter.ReferrerPolicy;
 import org.springframework.security.web.header.writers.StaticHeadersWriter;
-import org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher;
-import org.springframework.security.web.util.matcher.RegexRequestMatcher;
 
 /**
  * Who may do what. Two filter chains:
@@ -37,14 +36,12 @@ import org.springframework.security.web.util.matcher.RegexRequestMatcher;
  *       form login at {@code /login}, CSRF on, HTTP basic accepted too (for curl on the API docs).
  * </ul>
  *
- * <p>Rules are by path and method, so a new endpoint is covered without being listed: reads
- * ({@code GET}, {@code HEAD}) need viewer; writes need operator; writes under {@code /api/jobs},
- * {@code /api/schedules} (and {@code /jobs}, {@code /schedules}, {@code /dashboard/schedules/**},
- * {@code /dashboard/definitions/**} of the dashboard), every
- * {@code DELETE}, and a {@code POST} to a path ending in {@code /delete} need admin. Only the login
- * page, {@code /actuator/health} and static assets ({@code /css}, {@code /js}, {@code /webjars},
- * {@code /images}, {@code /favicon.ico}) are anonymous. Method security ({@code @PreAuthorize}) is
- * on for finer rules. Security headers: a Content-Security-Policy without inline scripts,
+ * <p>Which role each action needs is stated once, in {@link RoleRules}, for both chains. Only the
+ * login page, {@code /actuator/health} (its status; details need viewer) and static assets
+ * ({@code /css}, {@code /js}, {@code /webjars}, {@code /images}, {@code /favicon.ico}) are
+ * anonymous. Password logins (form and HTTP basic) go through {@link LoginThrottle}, then a cache
+ * of recent successes, then the password check, which costs the same for unknown user names
+ * ({@link ServerUsers#userOrDecoy}). Security headers: a Content-Security-Policy without inline scripts,
  * {@code X-Frame-Options: DENY}, {@code nosniff}, a same-origin referrer policy and a restrictive
  * Permissions-Policy. Both chains record state-changing requests in the audit log ({@link AuditConfig}).
  */
@@ -57,20 +54,15 @@ public class SecurityConfig {
             + "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
             + "base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
-    private static final String[] ADMIN_WRITES = {
-        "/api/jobs",
-        "/api/jobs/**",
-        "/api/schedules",
-        "/api/schedules/**",
-        "/jobs",
-        "/jobs/**",
-        "/schedules",
-        "/schedules/**",
-        "/dashboard/schedules/**",
-        "/dashboard/definitions/**"
-    };
     private static final String[] ANONYMOUS = {
-        "/actuator/health", "/actuator/health/**", "/css/**", "/js/**", "/webjars/**", "/images/**", "/favicon.ico"
+        "/login",
+        "/actuator/health",
+        "/actuator/health/**",
+        "/css/**",
+        "/js/**",
+        "/webjars/**",
+        "/images/**",
+        "/favicon.ico"
     };
 
     /** @return the encoder of configured passwords: {@code {bcrypt}}, {@code {noop}} and the other Spring ids */
@@ -91,17 +83,18 @@ public class SecurityConfig {
     }
 
     /**
-     * @param userDetailsService the users
+     * @param users the users, with a decoy for unknown names
      * @param passwordEncoder checks their passwords
-     * @return the password check of form login and HTTP basic, remembering successes for a few
-     *     minutes so bcrypt is not paid on every API request
+     * @param throttle refuses throttled names and addresses first
+     * @return the password check of form login and HTTP basic: throttled attempts refused unchecked,
+     *     successes remembered for a few minutes so bcrypt is not paid on every API request
      */
     @Bean
     public AuthenticationProvider authenticationProvider(
-            UserDetailsService userDetailsService, PasswordEncoder passwordEncoder) {
-        DaoAuthenticationProvider dao = new DaoAuthenticationProvider(userDetailsService);
+            ServerUsers users, PasswordEncoder passwordEncoder, LoginThrottle throttle) {
+        DaoAuthenticationProvider dao = new DaoAuthenticationProvider(users::userOrDecoy);
         dao.setPasswordEncoder(passwordEncoder);
-        return new CachingPasswordAuthenticationProvider(dao);
+        return new ThrottlingAuthenticationProvider(throttle, new CachingPasswordAuthenticationProvider(dao));
     }
 
     /**
@@ -118,7 +111,7 @@ public class SecurityConfig {
     public SecurityFilterChain apiChain(HttpSecurity http, ServerUsers users, ProblemResponses problems)
             throws Exception {
         http.securityMatcher("/api/**")
-                .authorizeHttpRequests(SecurityConfig::roleRules)
+                .authorizeHttpRequests(RoleRules::apply)
                 .httpBasic(b -> b.authenticationEntryPoint(problems))
                 .addFilterBefore(new BearerTokenFilter(users, problems), BasicAuthenticationFilter.class)
                 .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
@@ -153,10 +146,10 @@ public class SecurityConfig {
         http.authorizeHttpRequests(a -> {
                     a.dispatcherTypeMatchers(DispatcherType.ERROR).permitAll();
                     a.requestMatchers(ANONYMOUS).permitAll();
-                    a.requestMatchers("/actuator", "/actuator/**").hasRole("ADMIN");
-                    roleRules(a);
+                    RoleRules.apply(a);
                 })
-                .formLogin(f -> f.loginPage("/login").permitAll())
+                .formLogin(f ->
+                        f.loginPage("/login").failureHandler(loginFailures()).permitAll())
                 .logout(l -> l.permitAll())
                 .httpBasic(b -> b.authenticationEntryPoint(problems))
                 .addFilterBefore(new BearerTokenFilter(users, problems), BasicAuthenticationFilter.class)
@@ -166,20 +159,12 @@ public class SecurityConfig {
         return http.build();
     }
 
-    private static void roleRules(
-            AuthorizeHttpRequestsConfigurer<HttpSecurity>.AuthorizationManagerRequestMatcherRegistry a) {
-        a.requestMatchers(HttpMethod.GET).hasRole("VIEWER");
-        a.requestMatchers(HttpMethod.HEAD).hasRole("VIEWER");
-        for (HttpMethod write : new HttpMethod[] {HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH}) {
-            for (String path : ADMIN_WRITES) {
-                a.requestMatchers(PathPatternRequestMatcher.withDefaults().matcher(write, path))
-                        .hasRole("ADMIN");
-            }
-        }
-        a.requestMatchers(HttpMethod.DELETE).hasRole("ADMIN");
-        a.requestMatchers(RegexRequestMatcher.regexMatcher(HttpMethod.POST, "^[^?]*/delete(\\?.*)?$"))
-                .hasRole("ADMIN");
-        a.anyRequest().hasRole("OPERATOR");
+    /** The login form's failures: the page's throttling message, or its wrong-password message. */
+    private static AuthenticationFailureHandler loginFailures() {
+        ExceptionMappingAuthenticationFailureHandler handler = new ExceptionMappingAuthenticationFailureHandler();
+        handler.setDefaultFailureUrl("/login?error");
+        handler.setExceptionMappings(Map.of(LoginThrottledException.class.getName(), "/login?throttled"));
+        return handler;
     }
 
     private static void headers(

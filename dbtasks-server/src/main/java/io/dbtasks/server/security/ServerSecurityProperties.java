@@ -1,5 +1,6 @@
 package io.dbtasks.server.security;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -16,7 +17,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class ServerSecurityProperties {
     private List<User> users = new ArrayList<>();
     private String adminPassword;
+    private String metricsPassword;
     private boolean hidePayloadsFromViewers;
+    private final Throttle loginThrottle = new Throttle();
 
     /** @return the configured users; empty for the generated admin */
     public List<User> getUsers() {
@@ -33,9 +36,31 @@ public class ServerSecurityProperties {
         return adminPassword;
     }
 
-    /** @param adminPassword the password of {@code admin} when no user is configured (plain text, or {@code {bcrypt}...}) */
+    /**
+     * @param adminPassword the password of {@code admin} when no user is configured: plain text (one
+     *     that begins with a brace, such as {@code {my-secret}}, too), or encoded with a known prefix
+     *     ({@code {bcrypt}...}, {@code {noop}...})
+     */
     public void setAdminPassword(String adminPassword) {
         this.adminPassword = adminPassword;
+    }
+
+    /** @return the password of the user {@code metrics}, who only scrapes {@code /actuator/prometheus}; {@code null} for no such user */
+    public String getMetricsPassword() {
+        return metricsPassword;
+    }
+
+    /**
+     * @param metricsPassword the password of the user {@code metrics} (role {@code metrics}: scrapes
+     *     {@code /actuator/prometheus}, nothing else), plain or encoded as {@link #setAdminPassword}
+     */
+    public void setMetricsPassword(String metricsPassword) {
+        this.metricsPassword = metricsPassword;
+    }
+
+    /** @return the login throttling limits */
+    public Throttle getLoginThrottle() {
+        return loginThrottle;
     }
 
     /** @return whether users with only the viewer role see no payloads and no stack traces; default false */
@@ -78,12 +103,15 @@ public class ServerSecurityProperties {
             this.password = password;
         }
 
-        /** @return the roles: {@code viewer}, {@code operator}, {@code admin}; default viewer */
+        /** @return the roles: {@code viewer}, {@code operator}, {@code admin}, {@code metrics}; default viewer */
         public List<String> getRoles() {
             return roles;
         }
 
-        /** @param roles the roles: {@code viewer}, {@code operator}, {@code admin} */
+        /**
+         * @param roles the roles: {@code viewer}, {@code operator}, {@code admin} (each with the ones
+         *     before it), {@code metrics} (scrapes {@code /actuator/prometheus} only)
+         */
         public void setRoles(List<String> roles) {
             this.roles = roles;
         }
@@ -99,6 +127,60 @@ public class ServerSecurityProperties {
         /** @param tokens the bearer tokens, plain or {@code {sha256}<hex>} */
         public void setTokens(List<String> tokens) {
             this.tokens = tokens;
+        }
+    }
+
+    /**
+     * {@code dbtasks.server.security.login-throttle.*}: after {@link #getMaxFailuresPerUser()} wrong
+     * passwords for one user name, or {@link #getMaxFailuresPerAddress()} from one client address,
+     * each within {@link #getWindow()} of the one before, further password logins for that name or
+     * from that address are refused (429, or the login page's error) without checking the password
+     * until {@link #getWindow()} has passed since the last failure.
+     */
+    public static class Throttle {
+        private int maxFailuresPerUser = 5;
+        private int maxFailuresPerAddress = 20;
+        private Duration window = Duration.ofMinutes(15);
+        private int maxTracked = 100_000;
+
+        /** @return failures for one user name before it is throttled; default 5 */
+        public int getMaxFailuresPerUser() {
+            return maxFailuresPerUser;
+        }
+
+        /** @param maxFailuresPerUser failures for one user name before it is throttled, at least 1 */
+        public void setMaxFailuresPerUser(int maxFailuresPerUser) {
+            this.maxFailuresPerUser = maxFailuresPerUser;
+        }
+
+        /** @return failures from one client address before it is throttled; default 20 */
+        public int getMaxFailuresPerAddress() {
+            return maxFailuresPerAddress;
+        }
+
+        /** @param maxFailuresPerAddress failures from one client address before it is throttled, at least 1 */
+        public void setMaxFailuresPerAddress(int maxFailuresPerAddress) {
+            this.maxFailuresPerAddress = maxFailuresPerAddress;
+        }
+
+        /** @return how long failures are remembered after the last one, and so how long a throttle lasts; default 15 minutes */
+        public Duration getWindow() {
+            return window;
+        }
+
+        /** @param window how long failures are remembered after the last one, positive */
+        public void setWindow(Duration window) {
+            this.window = window;
+        }
+
+        /** @return the most user names and addresses whose failures are remembered at once; default 100,000 */
+        public int getMaxTracked() {
+            return maxTracked;
+        }
+
+        /** @param maxTracked the most user names and addresses remembered at once, at least 1 */
+        public void setMaxTracked(int maxTracked) {
+            this.maxTracked = maxTracked;
         }
     }
 }
