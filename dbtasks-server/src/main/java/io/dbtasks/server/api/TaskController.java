@@ -351,6 +351,22 @@ public class TaskController {
     }
 
     /**
+     * Deletes a task that is not RUNNING, with its attempts.
+     *
+     * @param id the task id
+     * @return the task as it was just before deletion
+     * @throws TaskNotFoundException (404) if there is no such task
+     * @throws io.dbtasks.IllegalTransitionException (409) if it is RUNNING; cancel it first
+     */
+    @Operation(
+            summary = "Delete a task",
+            description = "Admin. A task that is not RUNNING, with its attempts; 409 while it runs (cancel it first).")
+    @DeleteMapping("/tasks/{id}")
+    public TaskResponse delete(@PathVariable long id) {
+        return response(dbTasks.delete(id));
+    }
+
+    /**
      * Moves a PENDING task's due time.
      *
      * @param id the task id
