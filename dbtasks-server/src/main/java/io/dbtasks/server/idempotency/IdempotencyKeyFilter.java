@@ -127,7 +127,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             }
             return;
         }
-        if (claim instanceof IdempotencyStore.Claimed claimed && claimed.takenFrom() != null) {
+        IdempotencyStore.Claimed claimed = (IdempotencyStore.Claimed) claim;
+        if (claimed.takenFrom() != null) {
             log.info(
                     "Idempotency-Key record of user {} held by {} had no renewal for {}; taken over, the request runs"
                             + " again",
@@ -135,7 +136,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                     claimed.takenFrom(),
                     store.properties().getLease());
         }
-        request.setAttribute(TASK_KEY, IdempotencyStore.taskKey(client, key));
+        request.setAttribute(TASK_KEY, IdempotencyStore.taskKey(client, key, claimed.createdAt()));
         ContentCachingResponseWrapper wrapper = new ContentCachingResponseWrapper(response);
         boolean stored = false;
         try {

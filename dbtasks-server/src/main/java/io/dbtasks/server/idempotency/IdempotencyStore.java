@@ -61,7 +61,8 @@ public class IdempotencyStore implements DisposableBean {
             long expiresAt,
             String owner,
             Long rawLease,
-            long leaseUntil) {}
+            long leaseUntil,
+            long createdAt) {}
 
     /** The outcome of a claim. */
     sealed interface Claim permits Claimed, Existing {}
@@ -71,8 +72,10 @@ public class IdempotencyStore implements DisposableBean {
      *
      * @param takenFrom the owner whose lease had passed when this request took the record over, or
      *     {@code null} for a new record
+     * @param createdAt when the record was first claimed (epoch milliseconds); the same for a
+     *     takeover, new after the key expired
      */
-    record Claimed(String takenFrom) implements Claim {}
+    record Claimed(String takenFrom, long createdAt) implements Claim {}
 
     /**
      * @param entry the record a first request left
@@ -108,17 +111,20 @@ public class IdempotencyStore implements DisposableBean {
 
     /**
      * The task idempotency key that links a task enqueued under an {@code Idempotency-Key} header to
-     * that header, so a request that runs again after its first process died finds the task instead
-     * of enqueueing a second one.
+     * that header's record, so a request that runs again after its first process died finds the task
+     * instead of enqueueing a second one. The record's creation time is part of it: the same header key
+     * used anew after it expired is a new request with a new task.
      *
      * @param client the authenticated user the header key is scoped to; not {@code null}
      * @param key the header's key; not {@code null}
-     * @return {@code idempotency-key:} and the SHA-256 of client and key in hex (80 characters)
+     * @param createdAt when the record was first claimed, epoch milliseconds
+     * @return {@code idempotency-key:} and the SHA-256 of client, key and creation time in hex (80
+     *     characters)
      */
-    public static String taskKey(String client, String key) {
+    public static String taskKey(String client, String key, long createdAt) {
         return "idempotency-key:"
                 + IdempotencyKeyFilter.sha256Hex(
-                        (client + "\n" + key).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                        (client + "\n" + key + "\n" + createdAt).getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** @return the configured expiry */
@@ -141,7 +147,7 @@ public class IdempotencyStore implements DisposableBean {
                         owner,
                         now + properties.getLease().toMillis());
                 held.add(new HeldKey(client, key));
-                return new Claimed(null);
+                return new Claimed(null, now);
             } catch (DuplicateKeyException e) {
                 Optional<Entry> entry = find(client, key);
                 if (entry.isEmpty()) {
@@ -161,7 +167,8 @@ public class IdempotencyStore implements DisposableBean {
                         && found.requestHash().equals(requestHash)) {
                     if (takeOver(client, key, found, now)) {
                         held.add(new HeldKey(client, key));
-                        return new Claimed(found.owner() == null ? "an earlier server version" : found.owner());
+                        return new Claimed(
+                                found.owner() == null ? "an earlier server version" : found.owner(), found.createdAt());
                     }
                     continue; // another request took it over first: read it again
                 }
@@ -271,7 +278,8 @@ public class IdempotencyStore implements DisposableBean {
                             rawLease,
                             rawLease != null
                                     ? rawLease
-                                    : rs.getLong(10) + properties.getLease().toMillis());
+                                    : rs.getLong(10) + properties.getLease().toMillis(),
+                            rs.getLong(10));
                 },
                 client,
                 key);
