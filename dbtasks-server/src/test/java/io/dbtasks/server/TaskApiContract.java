@@ -420,6 +420,77 @@ abstract class TaskApiContract {
 
     // --- helpers ---------------------------------------------------------------------------------
 
+    // --- README examples: task DELETE, schedules, a batch without params ----------------------------
+
+    @Test
+    void adminDeletesATaskThatIsNotRunningAndAnOperatorMayNot() {
+        Response created = post(
+                "/api/tasks",
+                "{\"kind\":\"order.sync\",\"payload\":{\"orderId\":5,\"operator\":\"ann\"},\"queue\":\"idle-" + run
+                        + "\"}");
+        assertThat(created.status()).isEqualTo(201);
+        long id = created.body().path("id").asLong();
+        int asOperator = client.delete()
+                .uri("/api/tasks/" + id)
+                .headers(h -> h.setBasicAuth("operator", "operator-secret"))
+                .exchange()
+                .returnResult(String.class)
+                .getStatus()
+                .value();
+        assertThat(asOperator).isEqualTo(403);
+        Response deleted =
+                response(client.delete().uri("/api/tasks/" + id).exchange().returnResult(String.class));
+        assertThat(deleted.status()).isEqualTo(200);
+        assertThat(deleted.body().path("id").asLong()).isEqualTo(id);
+        assertThat(get("/api/tasks/" + id).status()).isEqualTo(404);
+        Response again =
+                response(client.delete().uri("/api/tasks/" + id).exchange().returnResult(String.class));
+        assertThat(again.status()).isEqualTo(404);
+        assertThat(again.contentType()).isEqualTo(PROBLEM);
+    }
+
+    @Test
+    void schedulesAreListedWithTheirTriggerAndNextSlot() {
+        // The seed job no_param_job has a cron, so it has a schedule.
+        await().atMost(WAIT).until(() -> scheduleNames().stream().anyMatch(n -> n.startsWith("dbtasks.job:")));
+        Response page = get("/api/schedules?size=500");
+        assertThat(page.status()).isEqualTo(200);
+        JsonNode cron = null;
+        for (JsonNode s : page.body().path("items")) {
+            if (s.path("name").asString().startsWith("dbtasks.job:")) {
+                cron = s;
+            }
+        }
+        assertThat(cron).isNotNull();
+        assertThat(cron.path("trigger").asString()).isEqualTo("CRON");
+        assertThat(cron.path("cron").asString()).isEqualTo("0 * * * * *");
+        assertThat(cron.path("kind").asString()).isEqualTo("dbtasks.job.cron");
+        assertThat(page.body().path("total").asLong()).isGreaterThanOrEqualTo(1);
+        assertThat(get("/api/schedules?size=0").status()).isEqualTo(400);
+    }
+
+    private List<String> scheduleNames() {
+        List<String> names = new java.util.ArrayList<>();
+        get("/api/schedules?size=500")
+                .body()
+                .path("items")
+                .forEach(s -> names.add(s.path("name").asString()));
+        return names;
+    }
+
+    @Test
+    void aDemoBatchWithoutParamsRunsEveryChunk() {
+        Response created = post(
+                "/api/batches", "{\"kind\":\"orders.sync\",\"chunks\":3,\"idempotencyKey\":\"no-params-" + run + "\"}");
+        assertThat(created.status()).as(created.body().toString()).isEqualTo(201);
+        long id = created.body().path("id").asLong();
+        await().atMost(WAIT)
+                .until(() -> get("/api/batches/" + id).body().path("finished").asBoolean());
+        JsonNode batch = get("/api/batches/" + id).body();
+        assertThat(batch.path("failed").asInt()).as(batch.toString()).isZero();
+        assertThat(batch.path("done").asInt()).isEqualTo(3);
+    }
+
     private Response get(String uri) {
         return response(client.get().uri(uri).exchange().returnResult(String.class));
     }

@@ -10,6 +10,7 @@ import io.dbtasks.TaskKind;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.server.idempotency.IdempotencyKeyFilter;
 import io.dbtasks.server.instance.LiveInstances;
 import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.server.web.Problems;
@@ -29,6 +30,7 @@ import java.util.TreeSet;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -124,7 +126,11 @@ public class TaskController {
                     + " bytes of JSON (dbtasks.server.max-payload-size)");
         }
         validatePayload(body.kind(), payload);
-        EnqueueResult result = dbTasks.enqueue(toRequest(body, payload));
+        // A request under an Idempotency-Key header and without a key of its own gets one derived
+        // from the header, so that running it again (its first server died) finds the task.
+        Object headerKey = request.getAttribute(IdempotencyKeyFilter.TASK_KEY);
+        boolean derivedKey = body.idempotencyKey() == null && headerKey instanceof String;
+        EnqueueResult result = dbTasks.enqueue(toRequest(body, payload, derivedKey ? (String) headerKey : null));
         TaskResponse task = response(result.task());
         HttpHeaders headers = new HttpHeaders();
         if (!instances.isServed(result.task().queue())) {
@@ -140,6 +146,10 @@ public class TaskController {
                                     ? null
                                     : mapper.readTree(result.task().payload()),
                             payload);
+            if (!sameTask && derivedKey) {
+                // The header key was used before and expired; this is a new request with a new task.
+                return create(body, returnExisting, new NoTaskKey(request));
+            }
             if (!sameTask && !Boolean.TRUE.equals(returnExisting) && !Boolean.TRUE.equals(body.returnExisting())) {
                 throw new IdempotencyKeyReusedException("'idempotencyKey' " + Problems.quote(body.idempotencyKey())
                         + " belongs to task " + result.task().id() + " of kind '"
@@ -187,7 +197,19 @@ public class TaskController {
         }
     }
 
-    private static TaskRequest toRequest(CreateTaskRequest body, JsonNode payload) {
+    /** The request without the derived task key, for a header key that is being used anew. */
+    private static final class NoTaskKey extends jakarta.servlet.http.HttpServletRequestWrapper {
+        NoTaskKey(HttpServletRequest request) {
+            super(request);
+        }
+
+        @Override
+        public Object getAttribute(String name) {
+            return IdempotencyKeyFilter.TASK_KEY.equals(name) ? null : super.getAttribute(name);
+        }
+    }
+
+    private static TaskRequest toRequest(CreateTaskRequest body, JsonNode payload, String derivedKey) {
         if (body.maxAttempts() != null && body.maxAttempts() < 1) {
             throw new BadRequestException("'maxAttempts' must be at least 1, got " + body.maxAttempts());
         }
@@ -196,7 +218,7 @@ public class TaskController {
                     .payload(payload)
                     .queue(body.queue())
                     .runAt(body.runAt())
-                    .idempotencyKey(body.idempotencyKey())
+                    .idempotencyKey(body.idempotencyKey() != null ? body.idempotencyKey() : derivedKey)
                     .name(body.name())
                     .reference(body.reference());
             if (body.priority() != null) {
@@ -326,6 +348,22 @@ public class TaskController {
     @PostMapping("/tasks/{id}/cancel")
     public TaskResponse cancel(@PathVariable long id) {
         return response(dbTasks.cancel(id));
+    }
+
+    /**
+     * Deletes a task that is not RUNNING, with its attempts.
+     *
+     * @param id the task id
+     * @return the task as it was just before deletion
+     * @throws TaskNotFoundException (404) if there is no such task
+     * @throws io.dbtasks.IllegalTransitionException (409) if it is RUNNING; cancel it first
+     */
+    @Operation(
+            summary = "Delete a task",
+            description = "Admin. A task that is not RUNNING, with its attempts; 409 while it runs (cancel it first).")
+    @DeleteMapping("/tasks/{id}")
+    public TaskResponse delete(@PathVariable long id) {
+        return response(dbTasks.delete(id));
     }
 
     /**

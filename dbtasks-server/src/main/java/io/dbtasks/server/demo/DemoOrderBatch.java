@@ -51,7 +51,9 @@ public class DemoOrderBatch {
     /** @return registers the chunk handler of {@value #KIND} on the engine */
     @Bean
     DbTasksBuilderCustomizer demoOrderChunks() {
-        return builder -> builder.chunkHandler(KIND, OrderRange.class, (chunk, tx, range) -> {
+        return builder -> builder.chunkHandler(KIND, OrderRange.class, (chunk, tx, params) -> {
+            // A batch created without params covers the sample orders as the demo's own batch does.
+            OrderRange range = params != null ? params : new OrderRange(ORDERS_PER_CHUNK);
             long from = (long) chunk.chunk() * range.ordersPerChunk();
             try (PreparedStatement ps = tx.prepareStatement("UPDATE demo_order SET status = 'SYNCED', synced_chunk = ?"
                     + " WHERE id > ? AND id <= ? AND status = 'NEW'")) {

@@ -37,8 +37,11 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  * {@code dbtasks.server.idempotency.ttl} (default 24 h) from first use. A response the server failed
  * to produce (5xx) is not stored: the key may be used again at once. The key is a string of 1 to 255
  * printable ASCII characters, bare or as a structured-field string ({@code "..."}); a request with two
- * or more {@code Idempotency-Key} headers is refused with 400 (the draft says a client must not send
- * two).
+ * or more {@code Idempotency-Key} headers is refused with 400 (a client must not send two).
+ *
+ * <p>A record left in flight by a server that died is taken over once its lease has passed (see
+ * {@link IdempotencyStore}), and the request runs again; the request carries {@link #TASK_KEY} so
+ * that enqueueing finds the task the first run created.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     /** The request header. */
@@ -47,6 +50,13 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     public static final String REPLAYED = "Idempotent-Replayed";
     /** The longest key accepted, in characters. */
     public static final int MAX_KEY_LENGTH = 255;
+    /**
+     * The request attribute holding the task idempotency key derived from the header and the user
+     * ({@link IdempotencyStore#taskKey}); set on every request this filter lets through.
+     */
+    public static final String TASK_KEY = IdempotencyKeyFilter.class.getName() + ".taskKey";
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(IdempotencyKeyFilter.class);
 
     private final IdempotencyStore store;
 
@@ -128,6 +138,16 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             }
             return;
         }
+        IdempotencyStore.Claimed claimed = (IdempotencyStore.Claimed) claim;
+        if (claimed.takenFrom() != null) {
+            log.info(
+                    "Idempotency-Key record of user {} held by {} had no renewal for {}; taken over, the request runs"
+                            + " again",
+                    client,
+                    claimed.takenFrom(),
+                    store.properties().getLease());
+        }
+        request.setAttribute(TASK_KEY, IdempotencyStore.taskKey(client, key, claimed.createdAt()));
         ContentCachingResponseWrapper wrapper = new ContentCachingResponseWrapper(response);
         boolean stored = false;
         try {
@@ -190,15 +210,20 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     }
 
     private static String fingerprint(HttpServletRequest request, byte[] body) {
+        byte[] head = (request.getMethod() + " " + request.getRequestURI() + "?"
+                        + (request.getQueryString() == null ? "" : request.getQueryString()) + "\n")
+                .getBytes(StandardCharsets.UTF_8);
+        byte[] all = new byte[head.length + body.length];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(body, 0, all, head.length, body.length);
+        return sha256Hex(all);
+    }
+
+    static String sha256Hex(byte[] bytes) {
         try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update((request.getMethod() + " " + request.getRequestURI() + "?"
-                            + (request.getQueryString() == null ? "" : request.getQueryString()) + "\n")
-                    .getBytes(StandardCharsets.UTF_8));
-            sha.update(body);
-            return HexFormat.of().formatHex(sha.digest());
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
     }
 
