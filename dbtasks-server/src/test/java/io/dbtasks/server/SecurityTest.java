@@ -176,12 +176,14 @@ class SecurityTest {
             assertProblem(r, 403);
         }
         // The admin passes the role check on the same paths: past security, the endpoint answers
-        // (404/405 where there is none, 400 for the empty definition sent to POST /api/jobs).
+        // (200 for the deleted task, 400 for the empty definition sent to POST /api/jobs).
         for (String[] action :
                 List.of(new String[] {"DELETE", "/api/tasks/" + id}, new String[] {"POST", "/api/jobs"})) {
             RawHttp.Response r = send(action[0], action[1], ADMIN, "{}");
-            assertThat(r.status()).as("admin %s %s", action[0], action[1]).isIn(400, 404, 405);
-            assertProblem(r, r.status());
+            assertThat(r.status()).as("admin %s %s", action[0], action[1]).isIn(200, 400);
+            if (r.status() != 200) {
+                assertProblem(r, r.status());
+            }
         }
     }
 

@@ -16,7 +16,8 @@ import org.springframework.security.web.util.matcher.RegexRequestMatcher;
  * <ul>
  *   <li>{@code /actuator/prometheus}: {@code metrics} or admin; the rest of {@code /actuator} (but
  *       health, which is anonymous with details for viewers) admin;
- *   <li>reads ({@code GET}, {@code HEAD}): viewer;
+ *   <li>the audit log ({@code /api/audit}, {@code /dashboard/audit}): admin, reads included;
+ *   <li>other reads ({@code GET}, {@code HEAD}): viewer;
  *   <li>admin: writes to job definitions and their runs, whichever path runs them ({@code /api/jobs/**},
  *       {@code /api/job-runs}, the dashboard's {@code /dashboard/definitions/**}), writes to schedules
  *       ({@code /api/schedules/**}, {@code /dashboard/schedules/**}), every {@code DELETE}, a
@@ -55,6 +56,8 @@ public final class RoleRules {
             AuthorizeHttpRequestsConfigurer<HttpSecurity>.AuthorizationManagerRequestMatcherRegistry a) {
         a.requestMatchers("/actuator/prometheus").hasAnyRole("METRICS", "ADMIN");
         a.requestMatchers("/actuator", "/actuator/**").hasRole("ADMIN");
+        a.requestMatchers("/api/audit", "/api/audit/**", "/dashboard/audit", "/dashboard/audit/**")
+                .hasRole("ADMIN");
         a.requestMatchers(HttpMethod.GET).hasRole("VIEWER");
         a.requestMatchers(HttpMethod.HEAD).hasRole("VIEWER");
         for (HttpMethod write : new HttpMethod[] {HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH}) {
