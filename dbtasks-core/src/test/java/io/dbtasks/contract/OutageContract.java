@@ -1,6 +1,7 @@
 package io.dbtasks.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
@@ -131,6 +132,80 @@ public abstract class OutageContract extends EngineHarness {
         assertThat(engine.find(id)).isPresent();
         assertThat(engine.health().healthy()).isTrue();
         assertThat(engine.health().lastSuccessAt()).isNotNull();
+    }
+
+    /**
+     * Health follows the paths that matter: while a held lock on the task table makes every claim
+     * and enqueue wait, the engine reports DOWN within 2 s and for as long as the lock is held,
+     * however many other units of database work (worker row, pause checks) succeed meanwhile; UP
+     * again once the lock is gone.
+     */
+    @Test
+    void healthIsDownWhileATableLockHoldsClaimsAndEnqueuesAndUpAfter() throws Exception {
+        DbTasks worker = track(DbTasks.builder(dataSource())
+                .workerId("held-lock")
+                .pollInterval(Duration.ofMillis(100))
+                .heartbeatInterval(Duration.ofMillis(200))
+                .lease(Duration.ofSeconds(30))
+                .shutdownTimeout(Duration.ofSeconds(2))
+                .queue(DbTasks.DEFAULT_QUEUE, 2)
+                .handler(KIND, Void.class, (ctx, payload) -> {})
+                .build());
+        worker.start();
+        long done = worker.enqueue(TaskRequest.of(KIND, null)).task().id();
+        awaitStatus(worker, done, TaskStatus.SUCCEEDED);
+        eventually()
+                .alias("healthy before the lock")
+                .until(() -> worker.health().healthy());
+
+        java.util.concurrent.ExecutorService enqueuers = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (java.sql.Connection locker = dataSource().getConnection();
+                java.sql.Statement s = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            try {
+                holdLockAndSampleHealth(worker, locker, s, enqueuers);
+            } finally {
+                if (dialect().name().equals("mariadb")) {
+                    s.execute("UNLOCK TABLES");
+                }
+                locker.rollback();
+                locker.setAutoCommit(true);
+            }
+        } finally {
+            enqueuers.shutdown();
+        }
+        eventually()
+                .alias("healthy again after the lock")
+                .until(() -> worker.health().healthy());
+        eventually().until(() -> worker.stats().tasks().getOrDefault(TaskStatus.SUCCEEDED, 0L) == 2);
+    }
+
+    private void holdLockAndSampleHealth(
+            DbTasks worker,
+            java.sql.Connection locker,
+            java.sql.Statement s,
+            java.util.concurrent.ExecutorService enqueuers)
+            throws Exception {
+        s.execute(
+                dialect().name().equals("postgresql")
+                        ? "LOCK TABLE dbtasks_task IN ACCESS EXCLUSIVE MODE"
+                        : "LOCK TABLES dbtasks_task WRITE");
+        long lockedAt = System.nanoTime();
+        enqueuers.submit(() -> worker.enqueue(TaskRequest.of(KIND, null))); // waits on the lock
+        await().atMost(Duration.ofSeconds(2))
+                .pollInterval(Duration.ofMillis(20))
+                .alias("health DOWN within 2 s of the lock")
+                .until(() -> !worker.health().healthy());
+        System.out.println("Health DOWN " + (System.nanoTime() - lockedAt) / 1_000_000 + " ms after the lock ("
+                + database() + "): " + worker.health());
+        for (int i = 0; i < 40; i++) { // 4 s of samples while the lock is held
+            io.dbtasks.DbTasksHealth h = worker.health();
+            assertThat(h.healthy())
+                    .as("sample %d while the lock is held: %s", i, h)
+                    .isFalse();
+            Thread.sleep(100);
+        }
+        assertThat(worker.health().unavailable()).contains("claim");
     }
 
     private DbTasks track(DbTasks engine) {
