@@ -120,13 +120,14 @@ public final class Engine {
             EngineConfig config,
             HandlerRegistry handlers,
             Dialect dialect,
-            ScheduleConfig scheduleConfig) {
+            ScheduleConfig scheduleConfig,
+            String sessionSetup) {
         this.config = config;
         this.scheduleConfig = scheduleConfig;
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
-        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
+        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker(), sessionSetup);
         this.events = new Events(config.workerId(), config.listeners());
         this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
@@ -183,7 +184,12 @@ public final class Engine {
         if (migrate) {
             migrate(connections, dialect);
         }
-        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig);
+        // Frozen claims and settles give their rows back after the lease; not behind a pooler, where
+        // a session setting would reach other clients' sessions.
+        String sessionSetup = Boolean.TRUE.equals(transactionPooling) || connections != dataSource
+                ? null
+                : dialect.idleInTransactionLimit(config.lease()).orElse(null);
+        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig, sessionSetup);
         engine.listen = !Boolean.TRUE.equals(transactionPooling);
         return engine;
     }

@@ -1,6 +1,7 @@
 package io.dbtasks.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dbtasks.DbTasks;
@@ -206,6 +207,84 @@ public abstract class OutageContract extends EngineHarness {
             Thread.sleep(100);
         }
         assertThat(worker.health().unavailable()).contains("claim");
+    }
+
+    /**
+     * A frozen holder is bounded: a connection of the engine's that begins a transaction locking due
+     * tasks, as a claim does, and then stays idle (a frozen process, a half-open connection) is ended
+     * by the database after the idle-in-transaction limit the engine set from its lease, and another
+     * engine then claims and runs the tasks. The limit is set only on connections the engine borrows:
+     * an application transaction that an enqueue joins may stay idle longer and still commit.
+     */
+    @Test
+    void aFrozenTransactionOnAnEngineConnectionGivesItsRowsBackAfterTheLease() throws Exception {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(database().url());
+        config.setMaximumPoolSize(1); // the engine's connection is the one the test freezes below
+        config.setConnectionTimeout(30_000);
+        com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+        pools.add(pool);
+        Duration lease = Duration.ofSeconds(2);
+        DbTasks frozen = track(DbTasks.builder(pool)
+                .workers(false)
+                .migrate(false) // migrated already; Flyway would want a second connection
+                .transactionPooling(false)
+                .lease(lease)
+                .shutdownTimeout(Duration.ofSeconds(1))
+                .build());
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(frozen.enqueue(TaskRequest.of(KIND, null)).task().id()); // on the pooled connection
+        }
+
+        java.sql.Connection holder = pool.getConnection();
+        holder.setAutoCommit(false);
+        try (java.sql.Statement s = holder.createStatement();
+                java.sql.ResultSet rs =
+                        s.executeQuery("SELECT id FROM dbtasks_task WHERE status = 'PENDING' ORDER BY id FOR UPDATE")) {
+            int locked = 0;
+            while (rs.next()) {
+                locked++;
+            }
+            assertThat(locked).isEqualTo(5);
+        }
+        long frozenAt = System.nanoTime();
+        // The transaction now stays idle, holding the rows, as a frozen claim would.
+
+        AtomicInteger runs = new AtomicInteger();
+        DbTasks other = track(DbTasks.builder(dataSource())
+                .workerId("other")
+                .pollInterval(Duration.ofMillis(100))
+                .shutdownTimeout(Duration.ofSeconds(2))
+                .queue(DbTasks.DEFAULT_QUEUE, 5)
+                .handler(KIND, Void.class, (ctx, payload) -> runs.incrementAndGet())
+                .build());
+        other.start();
+        await().atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(50))
+                .alias("the rows of the frozen transaction claimed and run by another engine")
+                .until(() -> runs.get() == 5);
+        long freedMillis = (System.nanoTime() - frozenAt) / 1_000_000;
+        System.out.println(
+                "Rows of a frozen transaction run by another engine after " + freedMillis + " ms (" + database() + ")");
+        assertThat(freedMillis).as("not before the limit").isGreaterThanOrEqualTo(lease.toMillis() - 200);
+        for (long id : ids) {
+            assertThat(other.find(id).orElseThrow().status()).isEqualTo(TaskStatus.SUCCEEDED);
+        }
+        assertThatThrownBy(holder::commit)
+                .as("the database ended the frozen session")
+                .isInstanceOf(java.sql.SQLException.class);
+        pool.evictConnection(holder);
+
+        // An application transaction the engine joins keeps the server's own limits.
+        try (java.sql.Connection app = dataSource().getConnection()) {
+            app.setAutoCommit(false);
+            long joined = frozen.enqueue(app, TaskRequest.of(KIND, null)).task().id();
+            Thread.sleep(lease.toMillis() + 1_000);
+            app.commit();
+            app.setAutoCommit(true);
+            awaitStatus(other, joined, TaskStatus.SUCCEEDED);
+        }
     }
 
     private DbTasks track(DbTasks engine) {
