@@ -100,7 +100,7 @@ public final class DbTasks implements AutoCloseable {
     /** The job and batch stores, wired once the engine has reached its database. */
     private volatile Wired wired;
 
-    private record Wired(JdbcJobDefinitions jobs, Batches batches) {}
+    private record Wired(JobDefinitions jobs, Batches batches) {}
 
     private DbTasks(DeferredEngine engine, JsonMapper mapper) {
         this.engine = engine;
@@ -1318,10 +1318,8 @@ public final class DbTasks implements AutoCloseable {
             AtomicReference<DbTasks> built = new AtomicReference<>();
             if (jobTargets != null) {
                 all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
-                all.registerTransactional(
-                        JobDefinitions.CRON_KIND,
-                        JobCronPayload.class,
-                        new JobCronHandler(() -> built.get().wired().jobs()));
+                all.registerTransactional(JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(() ->
+                        (JdbcJobDefinitions) built.get().wired().jobs()));
             }
             for (ChunkRegistration<?> r : chunkHandlers) {
                 registerChunks(all, r, mapper);

@@ -269,7 +269,7 @@ public abstract class OutageContract extends EngineHarness {
                 "Rows of a frozen transaction run by another engine after " + freedMillis + " ms (" + database() + ")");
         assertThat(freedMillis).as("not before the limit").isGreaterThanOrEqualTo(lease.toMillis() - 200);
         for (long id : ids) {
-            assertThat(other.find(id).orElseThrow().status()).isEqualTo(TaskStatus.SUCCEEDED);
+            awaitStatus(other, id, TaskStatus.SUCCEEDED);
         }
         assertThatThrownBy(holder::commit)
                 .as("the database ended the frozen session")
