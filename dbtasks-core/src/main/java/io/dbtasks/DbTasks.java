@@ -4,6 +4,7 @@ import io.dbtasks.batch.Batches;
 import io.dbtasks.batch.ChunkHandler;
 import io.dbtasks.event.TaskEventListener;
 import io.dbtasks.inbox.Inbox;
+import io.dbtasks.internal.DeferredEngine;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
 import io.dbtasks.internal.HandlerRegistry;
@@ -45,7 +46,7 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <p>Build one per application with {@link #builder(DataSource)}. {@link Builder#build()} migrates
  * the schema (its own Flyway history table, {@code dbtasks_schema_history}) so tasks can be enqueued
- * at once; {@link #start()} starts the workers; {@link #close()} stops them gracefully. Any number
+ * at once, or, when the database cannot be reached yet, as soon as it can; {@link #start()} starts the workers; {@link #close()} stops them gracefully. Any number
  * of engines, in any number of processes, may share one database: each task is claimed by one worker
  * at a time under a lease with a fencing token. The same database also holds the idempotency
  * toolkit: {@link #guards()}, {@link #inbox()} and {@link #locks()}, and the recurring schedules,
@@ -96,26 +97,42 @@ public final class DbTasks implements AutoCloseable {
     /** How long due tasks that no live engine of their queue can run wait before they are failed. */
     public static final Duration DEFAULT_UNCLAIMABLE_GRACE = Duration.ofMinutes(10);
 
-    private final Engine engine;
-    private final JobDefinitions jobs;
-    private final Batches batches;
+    private final DeferredEngine engine;
+    private final JsonMapper mapper;
+    /** The job and batch stores, wired once the engine has reached its database. */
+    private volatile Wired wired;
 
-    private DbTasks(Engine engine, JsonMapper mapper, AtomicReference<JdbcJobDefinitions> jobsForSlots) {
+    private record Wired(JobDefinitions jobs, Batches batches) {}
+
+    private DbTasks(DeferredEngine engine, JsonMapper mapper) {
         this.engine = engine;
-        JdbcJobDefinitions definitions = new JdbcJobDefinitions(
-                engine.jdbc(),
-                engine.dialect(),
-                mapper,
-                (c, requests) -> engine.enqueuer().enqueue(c, requests),
-                engine.schedules());
-        jobsForSlots.set(definitions);
-        this.jobs = definitions;
-        this.batches = new JdbcBatches(
-                engine.jdbc(),
-                engine.dialect(),
-                mapper,
-                (c, requests) -> engine.enqueuer().enqueue(c, requests),
-                id -> engine.operations().retry(id, 1));
+        this.mapper = mapper;
+    }
+
+    private Wired wired() {
+        Wired w = wired;
+        if (w != null) {
+            return w;
+        }
+        synchronized (this) {
+            if (wired == null) {
+                Engine e = engine.ready();
+                JdbcJobDefinitions definitions = new JdbcJobDefinitions(
+                        e.jdbc(),
+                        e.dialect(),
+                        mapper,
+                        (c, requests) -> e.enqueuer().enqueue(c, requests),
+                        e.schedules());
+                Batches batches = new JdbcBatches(
+                        e.jdbc(),
+                        e.dialect(),
+                        mapper,
+                        (c, requests) -> e.enqueuer().enqueue(c, requests),
+                        id -> e.operations().retry(id, 1));
+                wired = new Wired(definitions, batches);
+            }
+            return wired;
+        }
     }
 
     /**
@@ -457,7 +474,7 @@ public final class DbTasks implements AutoCloseable {
      * @return the definitions, thread-safe; the same instance on every call
      */
     public JobDefinitions jobs() {
-        return jobs;
+        return wired().jobs();
     }
 
     /**
@@ -468,7 +485,7 @@ public final class DbTasks implements AutoCloseable {
      * @return the batches, thread-safe; the same instance on every call
      */
     public Batches batches() {
-        return batches;
+        return wired().batches();
     }
 
     /**
@@ -586,10 +603,11 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
-     * @return the detected database dialect: {@code postgresql}, {@code mariadb} or {@code h2}
+     * @return the detected database dialect: {@code postgresql}, {@code mariadb} or {@code h2}; {@code
+     *     unknown} while an engine built during an outage has not reached its database yet
      */
     public String dialect() {
-        return engine.dialect().name();
+        return engine.dialectName();
     }
 
     /**
@@ -1295,10 +1313,17 @@ public final class DbTasks implements AutoCloseable {
          * Validates the configuration, detects the dialect, migrates the schema and builds the engine.
          * Workers start with {@link DbTasks#start()}.
          *
+         * <p>If the database cannot be reached (a connection refused or timed out), the build still
+         * succeeds: calls that need the database try to reach it and, while it is away, throw a {@link
+         * DbTasksException} saying so (after at most the DataSource's connection timeout); {@link
+         * DbTasks#start()} returns at once and a background thread tries every 250 ms, migrates the
+         * schema when the database accepts connections and then starts the workers; {@link
+         * DbTasks#health()} is DOWN meanwhile.
+         *
          * @return the engine
          * @throws IllegalArgumentException if a setting is out of range
-         * @throws DbTasksException if the database cannot be reached, is not supported, or the
-         *     migration fails
+         * @throws DbTasksException if the database answered but is not supported, or the migration
+         *     fails
          */
         public DbTasks build() {
             Duration heartbeat = heartbeatInterval != null ? heartbeatInterval : lease.dividedBy(3);
@@ -1367,27 +1392,47 @@ public final class DbTasks implements AutoCloseable {
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             HandlerRegistry.Builder all = handlers.copy();
-            AtomicReference<JdbcJobDefinitions> jobsForSlots = new AtomicReference<>();
+            AtomicReference<DbTasks> built = new AtomicReference<>();
             if (jobTargets != null) {
                 all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
-                all.registerTransactional(
-                        JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(jobsForSlots::get));
+                all.registerTransactional(JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(() ->
+                        (JdbcJobDefinitions) built.get().wired().jobs()));
             }
             for (ChunkRegistration<?> r : chunkHandlers) {
                 registerChunks(all, r, mapper);
             }
             ScheduleConfig scheduleConfig = new ScheduleConfig(
                     List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
-            Engine engine = Engine.create(
-                    dataSource, config, all.build(mapper), mapper, migrate, transactionPooling, scheduleConfig);
-            engine.retention(retentionInterval, taskRetention, guardRetention, inboxRetention);
-            engine.runOnceTargets(Map.copyOf(runOnceTargets));
-            engine.longRunningThresholds(longRunningByKind, longRunningByQueue);
-            engine.unclaimableGrace(unclaimableGrace);
-            if (jobTargets != null) {
-                engine.jobTargets(jobTargets::allowListedTargets);
-            }
-            return new DbTasks(engine, mapper, jobsForSlots);
+            HandlerRegistry registry = all.build(mapper);
+            Map<TaskStatus, Duration> retention = Map.copyOf(taskRetention);
+            Map<String, Duration> byKind = Map.copyOf(longRunningByKind);
+            Map<String, Duration> byQueue = Map.copyOf(longRunningByQueue);
+            Duration retentionEvery = retentionInterval;
+            Duration guardAge = guardRetention;
+            Duration inboxAge = inboxRetention;
+            boolean migrating = migrate;
+            Boolean pooling = transactionPooling;
+            Map<String, io.dbtasks.once.RunOnceTarget> onceTargets = Map.copyOf(runOnceTargets);
+            Duration grace = unclaimableGrace;
+            JobTargetInvoker targets = jobTargets;
+            DeferredEngine engine = DeferredEngine.create(
+                    () -> {
+                        Engine e =
+                                Engine.create(dataSource, config, registry, mapper, migrating, pooling, scheduleConfig);
+                        e.retention(retentionEvery, retention, guardAge, inboxAge);
+                        e.runOnceTargets(onceTargets);
+                        e.longRunningThresholds(byKind, byQueue);
+                        e.unclaimableGrace(grace);
+                        if (targets != null) {
+                            e.jobTargets(targets::allowListedTargets);
+                        }
+                        return e;
+                    },
+                    config,
+                    registry);
+            DbTasks tasks = new DbTasks(engine, mapper);
+            built.set(tasks);
+            return tasks;
         }
 
         private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {

@@ -9,6 +9,13 @@ import java.time.Instant;
  * connection is up. A stall (a statement or commit that took longer than {@link
  * DbTasks.Builder#statementTimeout}) counts as a failure. Times are this JVM's wall clock.
  *
+ * <p>Enqueueing and claiming are watched apart from every other unit of work, so that no other
+ * success (a worker row written, a pause check read) hides them: {@link #unavailable} says why one
+ * of them does not work now, when it failed on the database last time (for up to 30 s if it is not
+ * called again) or a call of it has waited on the database for over a second (a lock on the task
+ * table, an exhausted pool, a silent network), and while an engine built during an outage has not
+ * reached its database yet.
+ *
  * @param lastSuccessAt when a unit of engine database work (claim, heartbeat, completion, rescue,
  *     query, ...) last succeeded; {@code null} if none has yet
  * @param consecutiveFailures units of work that failed since the last success; 0 when healthy
@@ -25,6 +32,7 @@ import java.time.Instant;
  *     has (or without workers)
  * @param listening on PostgreSQL with workers, whether the LISTEN connection is up now; {@code null}
  *     where the engine does not listen (other databases, a declared transaction pooler, no workers)
+ * @param unavailable why enqueueing or claiming does not work now; {@code null} when both do
  */
 public record DbTasksHealth(
         Instant lastSuccessAt,
@@ -36,7 +44,47 @@ public record DbTasksHealth(
         int claimLoopsAlive,
         Instant oldestClaimLoopAt,
         Instant lastRescueAt,
-        Boolean listening) {
+        Boolean listening,
+        String unavailable) {
+
+    /**
+     * Without {@link #unavailable}: enqueueing and claiming work.
+     *
+     * @param lastSuccessAt see the record
+     * @param consecutiveFailures see the record
+     * @param lastFailureAt see the record
+     * @param lastFailure see the record
+     * @param workersStarted see the record
+     * @param claimLoops see the record
+     * @param claimLoopsAlive see the record
+     * @param oldestClaimLoopAt see the record
+     * @param lastRescueAt see the record
+     * @param listening see the record
+     */
+    public DbTasksHealth(
+            Instant lastSuccessAt,
+            int consecutiveFailures,
+            Instant lastFailureAt,
+            String lastFailure,
+            boolean workersStarted,
+            int claimLoops,
+            int claimLoopsAlive,
+            Instant oldestClaimLoopAt,
+            Instant lastRescueAt,
+            Boolean listening) {
+        this(
+                lastSuccessAt,
+                consecutiveFailures,
+                lastFailureAt,
+                lastFailure,
+                workersStarted,
+                claimLoops,
+                claimLoopsAlive,
+                oldestClaimLoopAt,
+                lastRescueAt,
+                listening,
+                null);
+    }
 
     /**
      * The database part only, for an engine without workers.
@@ -47,11 +95,14 @@ public record DbTasksHealth(
      * @param lastFailure see the record
      */
     public DbTasksHealth(Instant lastSuccessAt, int consecutiveFailures, Instant lastFailureAt, String lastFailure) {
-        this(lastSuccessAt, consecutiveFailures, lastFailureAt, lastFailure, false, 0, 0, null, null, null);
+        this(lastSuccessAt, consecutiveFailures, lastFailureAt, lastFailure, false, 0, 0, null, null, null, null);
     }
 
-    /** @return whether the last unit of database work succeeded (or none has failed yet) */
+    /**
+     * @return whether the last unit of database work succeeded (or none has failed yet), and
+     *     enqueueing and claiming work ({@link #unavailable} is {@code null})
+     */
     public boolean healthy() {
-        return consecutiveFailures == 0;
+        return consecutiveFailures == 0 && unavailable == null;
     }
 }

@@ -113,6 +113,10 @@ public final class Engine {
     private static final long RETRY_WAKE_BUCKET_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     private final EnqueueSignals enqueueSignals;
+    /** Whether enqueueing and claiming work, apart from other units of work; see {@link PathHealth}. */
+    private final PathHealth enqueueHealth = new PathHealth("an enqueue", PathHealth.DEFAULT_HANG);
+
+    private final PathHealth claimHealth = new PathHealth("a claim", PathHealth.DEFAULT_HANG);
 
     /** What this engine can run; its claims take nothing else. */
     private final Capabilities capabilities;
@@ -129,18 +133,20 @@ public final class Engine {
             EngineConfig config,
             HandlerRegistry handlers,
             Dialect dialect,
-            ScheduleConfig scheduleConfig) {
+            ScheduleConfig scheduleConfig,
+            String sessionSetup) {
         this.config = config;
         this.scheduleConfig = scheduleConfig;
         this.dialect = dialect;
         this.handlers = handlers;
         this.dataSource = dataSource;
-        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker());
+        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker(), sessionSetup);
         this.events = new Events(config.workerId(), config.listeners());
         this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
         this.enqueueSignals = new EnqueueSignals(jdbc, dialect, config.enqueueSignalInterval());
-        this.enqueuer = new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals);
+        this.enqueuer =
+                new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals, enqueueHealth);
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
         this.capabilities =
@@ -193,7 +199,12 @@ public final class Engine {
         if (migrate) {
             migrate(connections, dialect);
         }
-        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig);
+        // Frozen claims and settles give their rows back after the lease; not behind a pooler, where
+        // a session setting would reach other clients' sessions.
+        String sessionSetup = Boolean.TRUE.equals(transactionPooling) || connections != dataSource
+                ? null
+                : dialect.idleInTransactionLimit(config.lease()).orElse(null);
+        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig, sessionSetup);
         engine.listen = !Boolean.TRUE.equals(transactionPooling);
         return engine;
     }
@@ -514,7 +525,16 @@ public final class Engine {
         if (queueControl.isPaused(queue)) {
             return List.of();
         }
-        return leases.claim(queue, limit);
+        long call = claimHealth.begin();
+        Throwable error = null;
+        try {
+            return leases.claim(queue, limit);
+        } catch (RuntimeException | Error e) {
+            error = e;
+            throw e;
+        } finally {
+            claimHealth.end(call, error);
+        }
     }
 
     private void registerWorker() {
@@ -605,7 +625,18 @@ public final class Engine {
                 alive,
                 loops == 0 || oldest == 0 ? null : Instant.ofEpochMilli(oldest),
                 k == null ? null : k.lastRescueAt(),
-                l instanceof java.util.function.BooleanSupplier up && isRunning() ? up.getAsBoolean() : null);
+                l instanceof java.util.function.BooleanSupplier up && isRunning() ? up.getAsBoolean() : null,
+                unavailable());
+    }
+
+    /** @return why enqueueing or (with workers running) claiming does not work now, or null */
+    private String unavailable() {
+        String enqueue = enqueueHealth.problem();
+        String claim = isRunning() && !config.queues().isEmpty() ? claimHealth.problem() : null;
+        if (enqueue == null) {
+            return claim;
+        }
+        return claim == null ? enqueue : claim + "; " + enqueue;
     }
 
     /** @return the queues worked and their concurrency; empty for a producer-only engine */

@@ -37,6 +37,8 @@ public final class Enqueuer {
     private final Consumer<String> wake;
     private final Events events;
     private final EnqueueSignals signals;
+    /** Whether enqueueing works; see {@link PathHealth}. */
+    private final PathHealth health;
     /** The most keyless tasks one multi-row INSERT takes (18 parameters each). */
     static final int MAX_MULTI_ROW = 500;
     /** The most lone enqueues one statement stores together; see {@link #combined}. */
@@ -60,7 +62,15 @@ public final class Enqueuer {
             EngineConfig config,
             Consumer<String> wake,
             Events events) {
-        this(jdbc, dialect, handlers, config, wake, events, EnqueueSignals.unthrottled(jdbc, dialect));
+        this(
+                jdbc,
+                dialect,
+                handlers,
+                config,
+                wake,
+                events,
+                EnqueueSignals.unthrottled(jdbc, dialect),
+                new PathHealth("an enqueue", PathHealth.DEFAULT_HANG));
     }
 
     Enqueuer(
@@ -70,8 +80,10 @@ public final class Enqueuer {
             EngineConfig config,
             Consumer<String> wake,
             Events events,
-            EnqueueSignals signals) {
+            EnqueueSignals signals,
+            PathHealth health) {
         this.signals = signals;
+        this.health = health;
         this.events = events;
         this.jdbc = jdbc;
         this.dialect = dialect;
@@ -98,6 +110,19 @@ public final class Enqueuer {
      * was not signalled lately, else by a trailing signal after the commit.
      */
     public List<EnqueueResult> enqueue(List<TaskRequest> requests) {
+        long call = health.begin();
+        Throwable error = null;
+        try {
+            return enqueueTracked(requests);
+        } catch (RuntimeException | Error e) {
+            error = e;
+            throw e;
+        } finally {
+            health.end(call, error);
+        }
+    }
+
+    private List<EnqueueResult> enqueueTracked(List<TaskRequest> requests) {
         List<String> payloads = payloads(requests);
         Set<String> signalled = signals.claim(requestedQueues(requests));
         List<EnqueueResult> results;

@@ -8,6 +8,9 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -33,16 +36,33 @@ public final class Jdbc {
     private final int timeoutMillis;
     private final HealthTracker health;
     private final java.util.concurrent.atomic.LongAdder deadlocks = new java.util.concurrent.atomic.LongAdder();
+    /** Run once on each physical connection the engine borrows; null for none. */
+    private final String sessionSetup;
+    /**
+     * The physical connections {@link #sessionSetup} ran on, weakly held: a pool lends the same one
+     * many times, and the setup costs a round trip only the first time.
+     */
+    private final Map<Connection, Boolean> setUp = Collections.synchronizedMap(new WeakHashMap<>());
 
     /** Without a statement timeout. */
     public Jdbc(DataSource dataSource) {
-        this(dataSource, Duration.ZERO, new HealthTracker());
+        this(dataSource, Duration.ZERO, new HealthTracker(), null);
     }
 
     Jdbc(DataSource dataSource, Duration statementTimeout, HealthTracker health) {
+        this(dataSource, statementTimeout, health, null);
+    }
+
+    /**
+     * @param sessionSetup a statement run once on each physical connection borrowed here before its
+     *     first use (see {@link io.dbtasks.internal.dialect.Dialect#idleInTransactionLimit}); null
+     *     for none
+     */
+    Jdbc(DataSource dataSource, Duration statementTimeout, HealthTracker health, String sessionSetup) {
         this.dataSource = dataSource;
         this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, statementTimeout.toMillis());
         this.health = health;
+        this.sessionSetup = sessionSetup;
     }
 
     public DataSource dataSource() {
@@ -126,6 +146,9 @@ public final class Jdbc {
                 if (timeoutMillis > 0 && previous >= 0) {
                     c.setNetworkTimeout(ABORT_EXECUTOR, timeoutMillis);
                 }
+                if (sessionSetup != null) {
+                    setUp(c);
+                }
                 T result = work.run(c);
                 health.success();
                 return result;
@@ -150,6 +173,21 @@ public final class Jdbc {
             health.failure(what + " failed: " + e);
             throw e;
         }
+    }
+
+    /**
+     * Runs {@link #sessionSetup} on {@code c} unless it ran on its physical connection before. Only
+     * in auto-commit mode, so that a pool lending connections in a transaction cannot roll it back.
+     */
+    private void setUp(Connection c) throws SQLException {
+        Connection physical = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+        if (setUp.containsKey(physical) || !c.getAutoCommit()) {
+            return;
+        }
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute(sessionSetup);
+        }
+        setUp.put(physical, Boolean.TRUE);
     }
 
     /** @return the connection's network timeout, or -1 where the driver has none (embedded H2) */

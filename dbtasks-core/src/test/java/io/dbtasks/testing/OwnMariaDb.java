@@ -104,6 +104,34 @@ public final class OwnMariaDb implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops the server and keeps its data directory, for {@link #startServer()} to start it again
+     * (an outage).
+     *
+     * @throws IOException if it does not stop
+     */
+    public synchronized void stopServer() throws IOException {
+        try {
+            db.stop();
+        } catch (ManagedProcessException e) {
+            throw new IOException("MariaDB did not stop: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Starts the server stopped by {@link #stopServer()} on the same port and data directory; returns
+     * once it logged that it is ready for connections.
+     *
+     * @throws IOException if it does not start
+     */
+    public synchronized void startServer() throws IOException {
+        try {
+            db.start();
+        } catch (ManagedProcessException e) {
+            throw new IOException("MariaDB did not start again: " + e.getMessage(), e);
+        }
+    }
+
     /** Stops the server and deletes its directories. */
     @Override
     public synchronized void close() {

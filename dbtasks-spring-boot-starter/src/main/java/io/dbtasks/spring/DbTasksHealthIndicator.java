@@ -16,8 +16,10 @@ import org.springframework.boot.health.contributor.Health;
  * so a health probe never queues behind the pool). DOWN when:
  *
  * <ul>
- *   <li>the database is unreachable: the engine's last unit of database work failed (claims fail
- *       within a poll interval plus the pool's connection timeout of the database going away);
+ *   <li>enqueueing or claiming does not work: its last call failed on the database, or a call has
+ *       waited on it for over a second (a lock on the task table, an exhausted pool), whatever other
+ *       unit of database work succeeds (see {@link DbTasksHealth#unavailable()});
+ *   <li>the database is unreachable: the engine's last unit of database work failed;
  *   <li>the engine should run workers but a claim loop's thread died, or a loop has not gone round
  *       for {@code dbtasks.health.claim-loop-stall};
  *   <li>the rescue sweep has not completed for {@code dbtasks.health.rescue-stall}.
@@ -84,6 +86,9 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
     }
 
     private String problem(DbTasksHealth h, Instant now) {
+        if (h.unavailable() != null) {
+            return h.unavailable();
+        }
         if (!h.healthy()) {
             return "the last " + h.consecutiveFailures() + " unit(s) of database work failed: "
                     + sanitized(h.lastFailure());

@@ -53,6 +53,33 @@ class DbTasksAutoConfigurationTest {
         });
     }
 
+    /**
+     * An application started while its database is down starts: the engine is built without it and
+     * reports DOWN until it can reach it (the core's BuildDuringOutageTest shows it then runs).
+     */
+    @Test
+    void theContextStartsWhileTheDatabaseIsDown() {
+        new ApplicationContextRunner()
+                .withConfiguration(
+                        AutoConfigurations.of(DataSourceAutoConfiguration.class, DbTasksAutoConfiguration.class))
+                .withPropertyValues(
+                        "spring.datasource.url=jdbc:postgresql://127.0.0.1:1/down?connectTimeout=1",
+                        "spring.datasource.hikari.connection-timeout=500",
+                        "dbtasks.poll-interval=50ms",
+                        "dbtasks.shutdown-timeout=1s")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(DbTasks.class);
+                    DbTasks dbTasks = context.getBean(DbTasks.class);
+                    assertThat(dbTasks.isRunning()).isTrue();
+                    assertThat(dbTasks.dialect()).isEqualTo("unknown");
+                    assertThat(dbTasks.health().healthy()).isFalse();
+                    assertThat(dbTasks.health().unavailable()).contains("not reached its database");
+                    assertThatThrownBy(() -> dbTasks.enqueue(TaskRequest.of("any", null)))
+                            .isInstanceOf(io.dbtasks.DbTasksException.class)
+                            .hasMessageContaining("not reached its database");
+                });
+    }
+
     @Test
     void contextCloseStopsTheEngineAfterRunningTasksFinish() {
         CountDownLatch started = new CountDownLatch(1);

@@ -121,6 +121,21 @@ public interface Dialect {
     default void notifyEnqueued(Connection c, java.util.Set<String> queues) throws SQLException {}
 
     /** @return whether {@link #notifyEnqueued} sends anything, so that it is worth throttling */
+    /**
+     * The statement that makes the database end a session of the engine's that stays idle inside a
+     * transaction longer than {@code limit}, rolling it back, so that an engine frozen between two
+     * statements of a claim or settle transaction (a paused process, a half-open connection) gives its
+     * locked rows back after that time instead of after the server's connection timeout (hours). Run
+     * once per physical connection the engine borrows, never on a connection the application passes
+     * in.
+     *
+     * @param limit how long a transaction may stay idle; at least one second
+     * @return the statement, or empty where the database has no such limit
+     */
+    default Optional<String> idleInTransactionLimit(java.time.Duration limit) {
+        return Optional.empty();
+    }
+
     default boolean signalsEnqueues() {
         return false;
     }

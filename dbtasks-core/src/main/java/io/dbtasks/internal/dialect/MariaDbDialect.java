@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * MariaDB 10.6+ (SKIP LOCKED and sequences). Claims in one READ COMMITTED transaction: {@code SELECT
@@ -21,6 +22,13 @@ import java.util.List;
  * session time zone does not matter.
  */
 public final class MariaDbDialect implements Dialect {
+    /** MariaDB 10.3+ ({@code idle_transaction_timeout}, whole seconds, rounded up). */
+    @Override
+    public Optional<String> idleInTransactionLimit(java.time.Duration limit) {
+        long seconds = Math.max(1, (limit.toMillis() + 999) / 1000);
+        return Optional.of("SET SESSION idle_transaction_timeout = " + seconds);
+    }
+
     @Override
     public String name() {
         return "mariadb";

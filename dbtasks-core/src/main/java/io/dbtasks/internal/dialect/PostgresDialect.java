@@ -155,6 +155,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public Optional<String> idleInTransactionLimit(java.time.Duration limit) {
+        return Optional.of("SET idle_in_transaction_session_timeout = " + Math.max(1000, limit.toMillis()));
+    }
+
+    @Override
     public DataSource connections(DataSource dataSource, Boolean transactionPooling) throws SQLException {
         if (Boolean.FALSE.equals(transactionPooling)) {
             return dataSource;

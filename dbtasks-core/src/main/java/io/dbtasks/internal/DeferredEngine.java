@@ -1,0 +1,367 @@
+package io.dbtasks.internal;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.DbTasksHealth;
+import io.dbtasks.inbox.Inbox;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.once.RunOnceGuards;
+import io.dbtasks.schedule.Schedules;
+import java.net.ConnectException;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An {@link Engine} that may be built before its database can be reached, so that an application
+ * started during an outage starts working when the database returns instead of failing to start.
+ *
+ * <p>Creating the engine connects: it detects the dialect, checks for a pooler and migrates the
+ * schema. {@link #create} tries once; when the database cannot be reached (a connection refused or
+ * timed out, SQLState class 08, a server starting or shutting down) it returns without an engine,
+ * and every call that needs one tries again and, while the database is still away, fails with a
+ * {@link DbTasksException} that says so (after at most the DataSource's own connection timeout). A
+ * {@link #start} while there is no engine starts a thread that tries every {@value #RETRY_MILLIS}
+ * ms and starts the workers once the engine is created. Any other failure (an unsupported database,
+ * a migration refused) is thrown as before. Meanwhile {@link #health} is DOWN with the reason.
+ *
+ * <p>Thread-safe. Creation, start and stop are serialized on one lock; calls on a created engine
+ * take no lock.
+ */
+public final class DeferredEngine {
+    private static final Logger log = LoggerFactory.getLogger(DeferredEngine.class);
+    /** The pause between two attempts to reach the database of an engine started before it. */
+    static final long RETRY_MILLIS = 250;
+    /** How often, at most, a failing attempt is logged at WARN (the others at DEBUG). */
+    private static final long LOG_EVERY_NANOS = Duration.ofSeconds(30).toNanos();
+
+    private final Supplier<Engine> factory;
+    private final EngineConfig config;
+    private final HandlerRegistry handlers;
+    private final Object lock = new Object();
+    private volatile Engine engine;
+    private volatile boolean startRequested;
+    private volatile boolean closed;
+    private Thread starter; // guarded by lock
+
+    // guarded by lock
+    private int failures;
+    private Instant lastFailureAt;
+    private String lastFailure;
+    private long lastLoggedNanos;
+
+    private DeferredEngine(Supplier<Engine> factory, EngineConfig config, HandlerRegistry handlers) {
+        this.factory = factory;
+        this.config = config;
+        this.handlers = handlers;
+    }
+
+    /**
+     * Creates the engine now if the database can be reached, else defers it.
+     *
+     * @param factory connects, migrates and wires the engine (not started); throws {@link
+     *     DbTasksException} when it cannot
+     * @param config the engine's settings, for what is known before the database is reached
+     * @param handlers the registered handlers
+     * @return the engine, created or waiting for its database
+     * @throws DbTasksException if creating the engine failed for another reason than an unreachable
+     *     database (an unsupported database, a failed migration)
+     */
+    public static DeferredEngine create(Supplier<Engine> factory, EngineConfig config, HandlerRegistry handlers) {
+        DeferredEngine deferred = new DeferredEngine(factory, config, handlers);
+        try {
+            deferred.ready();
+        } catch (DatabaseAway away) {
+            log.warn(
+                    "dbtasks {}: the database cannot be reached ({}); building without it. Enqueues fail until"
+                            + " it returns; started workers wait for it, then the schema is migrated and they run",
+                    config.workerId(),
+                    away.getCause().getMessage());
+        }
+        return deferred;
+    }
+
+    /**
+     * @return the engine, created now if it was not yet
+     * @throws DbTasksException if the database still cannot be reached, or creating the engine failed
+     * @throws IllegalStateException if this engine was stopped before it reached its database
+     */
+    public Engine ready() {
+        Engine e = engine;
+        if (e != null) {
+            return e;
+        }
+        synchronized (lock) {
+            if (engine != null) {
+                return engine;
+            }
+            if (closed) {
+                throw new IllegalStateException("This DbTasks was stopped; build a new one");
+            }
+            try {
+                engine = factory.get();
+                if (failures > 0) {
+                    log.info(
+                            "dbtasks {}: reached the database after {} failed attempt(s)", config.workerId(), failures);
+                }
+                return engine;
+            } catch (RuntimeException failure) {
+                failures++;
+                lastFailureAt = Instant.now();
+                lastFailure = failure.getMessage();
+                if (!unreachable(failure)) {
+                    throw failure;
+                }
+                throw new DatabaseAway(failure);
+            }
+        }
+    }
+
+    /** The database cannot be reached (yet): the message says what to expect. */
+    private static final class DatabaseAway extends DbTasksException {
+        private static final long serialVersionUID = 1L;
+
+        DatabaseAway(RuntimeException cause) {
+            super(
+                    "dbtasks has not reached its database yet: " + cause.getMessage()
+                            + "; it connects, migrates the schema and starts its workers once the database"
+                            + " accepts connections",
+                    cause);
+        }
+    }
+
+    /**
+     * @return whether {@code failure} says the database could not be reached, as opposed to a
+     *     refusal from a database that answered
+     */
+    static boolean unreachable(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLTransientConnectionException
+                    || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SQLRecoverableException
+                    || t instanceof ConnectException
+                    || t instanceof java.net.SocketTimeoutException
+                    || t instanceof java.net.UnknownHostException) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                String state = sql.getSQLState();
+                // 08: connection exception; 57P01-57P03: the server shuts down or is starting up
+                if (state.startsWith("08") || state.startsWith("57P0")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Starts the workers now, or once the database is reached.
+     *
+     * @throws IllegalStateException if this engine was stopped
+     */
+    public void start() {
+        Engine e;
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("This DbTasks was stopped; build a new one");
+            }
+            e = engine;
+            if (e == null) {
+                startRequested = true;
+                if (starter == null) {
+                    starter = new Thread(this::startWhenReached, "dbtasks-startup");
+                    starter.setDaemon(true);
+                    starter.start();
+                }
+                return;
+            }
+        }
+        e.start();
+    }
+
+    /** The startup thread: tries to create the engine until it can, then starts it. */
+    private void startWhenReached() {
+        while (!closed) {
+            try {
+                Engine e = ready();
+                synchronized (lock) {
+                    if (!closed) {
+                        e.start();
+                    }
+                }
+                return;
+            } catch (RuntimeException failure) {
+                logAttempt(failure);
+                try {
+                    Thread.sleep(RETRY_MILLIS);
+                } catch (InterruptedException interrupted) {
+                    return; // stopped
+                }
+            }
+        }
+    }
+
+    private void logAttempt(RuntimeException failure) {
+        long now = System.nanoTime();
+        boolean warn;
+        synchronized (lock) {
+            warn = lastLoggedNanos == 0 || now - lastLoggedNanos > LOG_EVERY_NANOS;
+            if (warn) {
+                lastLoggedNanos = now;
+            }
+        }
+        if (warn) {
+            log.warn(
+                    "dbtasks {}: waiting for the database; trying every {} ms: {}",
+                    config.workerId(),
+                    RETRY_MILLIS,
+                    failure.getMessage());
+        } else {
+            log.debug("dbtasks {}: the database is still away: {}", config.workerId(), failure.getMessage());
+        }
+    }
+
+    /**
+     * Stops the workers, or the wait for the database.
+     *
+     * @param timeout how long to wait for running tasks
+     * @return whether every running task finished
+     */
+    public boolean stop(Duration timeout) {
+        closed = true;
+        Thread t;
+        synchronized (lock) {
+            t = starter;
+        }
+        if (t != null) {
+            t.interrupt();
+        }
+        Engine e;
+        synchronized (lock) {
+            e = engine;
+        }
+        return e == null || e.stop(timeout);
+    }
+
+    /** @return whether workers were started (or wait for the database to start) and not stopped */
+    public boolean isRunning() {
+        Engine e = engine;
+        return e != null ? e.isRunning() : startRequested && !closed;
+    }
+
+    /** @return the health of the engine, or DOWN with the reason while it waits for its database */
+    public DbTasksHealth health() {
+        Engine e = engine;
+        if (e != null) {
+            return e.health();
+        }
+        synchronized (lock) {
+            return new DbTasksHealth(
+                    null,
+                    Math.max(1, failures),
+                    lastFailureAt,
+                    lastFailure,
+                    false,
+                    0,
+                    0,
+                    null,
+                    null,
+                    null,
+                    "dbtasks has not reached its database yet: " + lastFailure);
+        }
+    }
+
+    /** @return the dialect's name, or {@code "unknown"} before the database was reached */
+    public String dialectName() {
+        Engine e = engine;
+        return e == null ? "unknown" : e.dialect().name();
+    }
+
+    public int runningCount() {
+        Engine e = engine;
+        return e == null ? 0 : e.runningCount();
+    }
+
+    public long droppedEvents() {
+        Engine e = engine;
+        return e == null ? 0 : e.droppedEvents();
+    }
+
+    public Map<String, Integer> queues() {
+        return config.queues();
+    }
+
+    public long deadlocks() {
+        Engine e = engine;
+        return e == null ? 0 : e.deadlocks();
+    }
+
+    public java.util.List<io.dbtasks.ForeignTasks> foreignTasks() {
+        Engine e = engine;
+        return e == null ? java.util.List.of() : e.foreignTasks();
+    }
+
+    public String workerId() {
+        return config.workerId();
+    }
+
+    public Duration shutdownTimeout() {
+        return config.shutdownTimeout();
+    }
+
+    public HandlerRegistry handlers() {
+        return handlers;
+    }
+
+    public long sweepRetention() {
+        return ready().sweepRetention();
+    }
+
+    public Dialect dialect() {
+        return ready().dialect();
+    }
+
+    public Jdbc jdbc() {
+        return ready().jdbc();
+    }
+
+    public Enqueuer enqueuer() {
+        return ready().enqueuer();
+    }
+
+    public TaskQueries queries() {
+        return ready().queries();
+    }
+
+    public TaskOperations operations() {
+        return ready().operations();
+    }
+
+    public LeaseLocks locks() {
+        return ready().locks();
+    }
+
+    public RunOnceGuards guards() {
+        return ready().guards();
+    }
+
+    public Inbox inbox() {
+        return ready().inbox();
+    }
+
+    public Schedules schedules() {
+        return ready().schedules();
+    }
+
+    public QueueControl queueControl() {
+        return ready().queueControl();
+    }
+}
