@@ -201,7 +201,7 @@ public final class Engine {
         }
         // Frozen claims and settles give their rows back after the lease; not behind a pooler, where
         // a session setting would reach other clients' sessions.
-        String sessionSetup = Boolean.TRUE.equals(transactionPooling) || connections != dataSource
+        String sessionSetup = Boolean.TRUE.equals(transactionPooling) || dialect.behindPooler(connections)
                 ? null
                 : dialect.idleInTransactionLimit(config.lease()).orElse(null);
         Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig, sessionSetup);

@@ -141,6 +141,15 @@ public interface Dialect {
     }
 
     /**
+     * @param connections what {@link #connections} returned
+     * @return whether a connection pooler in transaction mode was declared or found behind them, so
+     *     that session settings must not be made (they would reach other clients' sessions)
+     */
+    default boolean behindPooler(javax.sql.DataSource connections) {
+        return false;
+    }
+
+    /**
      * The DataSource the engine works through, set up for what may sit between it and the server.
      * PostgreSQL: behind a pooler in transaction mode (said by {@code transactionPooling}, or
      * detected when it is {@code null}) every connection sends unnamed statements only; see {@link

@@ -194,6 +194,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public boolean behindPooler(DataSource connections) {
+        return PostgresPooling.unnamed(connections);
+    }
+
+    @Override
     public Optional<AutoCloseable> listen(
             DataSource dataSource, Consumer<String> onQueue, java.time.Duration pollInterval) {
         return Optional.of(PostgresListener.start(dataSource, onQueue, pollInterval));

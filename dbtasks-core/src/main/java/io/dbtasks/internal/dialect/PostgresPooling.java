@@ -231,6 +231,21 @@ public final class PostgresPooling {
         return false;
     }
 
+    /**
+     * @param dataSource a DataSource, possibly made by {@link #switchable} or {@link
+     *     #unnamedStatements}
+     * @return whether it lends connections that send unnamed statements only because a pooler was
+     *     declared or found; false for any other DataSource
+     */
+    public static boolean unnamed(DataSource dataSource) {
+        try {
+            return dataSource.isWrapperFor(UnnamedStatements.class)
+                    && dataSource.unwrap(UnnamedStatements.class).unnamed.get();
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
     private static final class UnnamedStatements implements DataSource {
         private final DataSource delegate;
         private final java.util.concurrent.atomic.AtomicBoolean unnamed;
