@@ -94,7 +94,7 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
 
     @Override
     public RunOnceResult runOnce(String key, Duration lease, LeasedWork work) {
-        Objects.requireNonNull(key, "key");
+        io.dbtasks.StoredText.requireText("run-once key", Objects.requireNonNull(key, "key"));
         Objects.requireNonNull(lease, "lease");
         Objects.requireNonNull(work, "work");
         if (key.isEmpty() || key.length() > MAX_KEY) {

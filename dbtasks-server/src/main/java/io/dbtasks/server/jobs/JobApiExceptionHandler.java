@@ -15,9 +15,11 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * The job and batch API's own errors as {@code application/problem+json}: 404 for an unknown code
- * or batch, 409 for a duplicate code or a disabled job, 400 for a definition the core refuses.
- * Everything else (unreadable bodies, bad parameters, store failures) is answered by the API's
- * general handler. Ordered first, and limited to this package's controllers.
+ * or batch, 409 for a duplicate code or a disabled job. Everything else (a definition the core
+ * refuses, unreadable bodies, bad parameters, store failures) is answered by the API's general
+ * handler: an {@code IllegalArgumentException} handler here would also catch, by its cause, a path
+ * variable that does not convert, and answer it with the converter's message, which names Java
+ * types. Ordered first, and limited to this package's controllers.
  */
 @RestControllerAdvice(basePackageClasses = JobController.class)
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -39,11 +41,6 @@ public class JobApiExceptionHandler {
         return problem(HttpStatus.CONFLICT, "Job disabled", e);
     }
 
-    /** The core's validation of a definition or batch (blank code, arguments not an array...). */
-    @ExceptionHandler(IllegalArgumentException.class)
-    ResponseEntity<ProblemDetail> invalid(RuntimeException e) {
-        return problem(HttpStatus.BAD_REQUEST, "Bad request", e);
-    }
 
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, RuntimeException e) {
         ProblemDetail body = ProblemDetail.forStatusAndDetail(status, e.getMessage());

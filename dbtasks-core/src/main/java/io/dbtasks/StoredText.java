@@ -1,0 +1,93 @@
+package io.dbtasks;
+
+/**
+ * The one rule for text the library stores, applied by every public API that takes a string (task
+ * requests, job definitions, batches, schedules, queue names, keys, locks, guards, the inbox) and by
+ * the server for every field of every request:
+ *
+ * <ul>
+ *   <li><b>text</b> holds no NUL (U+0000) and no lone UTF-16 surrogate: PostgreSQL refuses NUL in
+ *       {@code text}, H2 would store it, MariaDB cuts or mangles both, and a lone surrogate is not a
+ *       Unicode character, so neither can be stored the same way on every database;
+ *   <li>a <b>name</b> (a kind, a queue, a job code or business type, a schedule or lock name) is
+ *       text that also holds no control character (U+0000 to U+001F and U+007F to U+009F), so a
+ *       name written to a log, a header or a page cannot break its line.
+ * </ul>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class StoredText {
+    private StoredText() {}
+
+    /**
+     * @param field the field's name, as the caller knows it (e.g. {@code "queue"}), for the message
+     * @param value the value, or {@code null} (accepted: whether a field may be {@code null} is its
+     *     own rule)
+     * @return {@code value}
+     * @throws IllegalArgumentException naming {@code field} if {@code value} holds a NUL character
+     *     or a lone surrogate
+     */
+    public static String requireText(String field, String value) {
+        String problem = problem(value);
+        if (problem != null) {
+            throw new IllegalArgumentException("'" + field + "' " + problem);
+        }
+        return value;
+    }
+
+    /**
+     * @param field the field's name, as the caller knows it, for the message
+     * @param value the value, or {@code null} (accepted)
+     * @return {@code value}
+     * @throws IllegalArgumentException naming {@code field} if {@code value} holds a NUL character,
+     *     a lone surrogate or another control character
+     */
+    public static String requireName(String field, String value) {
+        String problem = nameProblem(value);
+        if (problem != null) {
+            throw new IllegalArgumentException("'" + field + "' " + problem);
+        }
+        return value;
+    }
+
+    /**
+     * @param value a value, or {@code null}
+     * @return what is wrong with it as text, e.g. {@code "contains a NUL character (U+0000) at
+     *     position 3; remove it"}, or {@code null} if nothing is (or it is {@code null})
+     */
+    public static String problem(String value) {
+        return problem(value, false);
+    }
+
+    /**
+     * @param value a value, or {@code null}
+     * @return what is wrong with it as a name, or {@code null} if nothing is (or it is {@code null})
+     */
+    public static String nameProblem(String value) {
+        return problem(value, true);
+    }
+
+    private static String problem(String value, boolean name) {
+        if (value == null) {
+            return null;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\0') {
+                return "contains a NUL character (U+0000) at position " + i + "; remove it";
+            }
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return "contains a lone surrogate (an unpaired \\u" + Integer.toHexString(c) + ") at position " + i
+                        + "; send valid Unicode";
+            } else if (name && Character.isISOControl(c)) {
+                return "contains a control character (U+" + String.format("%04X", (int) c) + ") at position " + i
+                        + "; a name must be printable: remove line breaks, tabs and other control characters";
+            }
+        }
+        return null;
+    }
+}
