@@ -41,7 +41,6 @@ public class JobApiExceptionHandler {
         return problem(HttpStatus.CONFLICT, "Job disabled", e);
     }
 
-
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, RuntimeException e) {
         ProblemDetail body = ProblemDetail.forStatusAndDetail(status, e.getMessage());
         body.setTitle(title);
