@@ -67,6 +67,47 @@ public final class StoredText {
         return problem(value, true);
     }
 
+    /** The longest value {@link #forLog} writes, in characters. */
+    public static final int MAX_LOGGED = 200;
+
+    /**
+     * A value a caller gave, made safe to write into a log line: control characters (line breaks
+     * included) and the Unicode line and paragraph separators are written as escapes ({@code \n},
+     * {@code \r}, {@code \t}, {@code \u2028}...), so text from a client cannot end the line and
+     * forge the next one; cut to {@value #MAX_LOGGED} characters.
+     *
+     * @param value a value, or {@code null}
+     * @return the value as one safe line, or {@code "null"}
+     */
+    public static String forLog(Object value) {
+        String s = String.valueOf(value);
+        StringBuilder b = new StringBuilder(Math.min(s.length(), MAX_LOGGED) + 16);
+        int i = 0;
+        for (; i < s.length() && b.length() < MAX_LOGGED; i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (Character.isHighSurrogate(c)
+                            && i + 1 < s.length()
+                            && Character.isLowSurrogate(s.charAt(i + 1))) {
+                        b.append(c).append(s.charAt(++i));
+                    } else if (Character.isISOControl(c)
+                            || Character.isSurrogate(c)
+                            || c == '\u2028'
+                            || c == '\u2029') {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return i < s.length() ? b + "... (" + s.length() + " characters)" : b.toString();
+    }
+
     private static String problem(String value, boolean name) {
         if (value == null) {
             return null;
