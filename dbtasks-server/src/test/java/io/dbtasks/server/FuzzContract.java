@@ -382,8 +382,8 @@ abstract class FuzzContract {
             String body = switch (random.nextInt(5)) {
                 case 0 -> "{\"codes\":[" + text() + "," + text() + "]}";
                 case 1 -> "{\"businessType\":" + text() + "}";
-                case 2 -> "{\"failed\":" + pick(new String[] {"true", "\"true\"", "1"}) + ",\"businessType\":" + text()
-                        + "}";
+                case 2 ->
+                    "{\"failed\":" + pick(new String[] {"true", "\"true\"", "1"}) + ",\"businessType\":" + text() + "}";
                 case 3 -> "{\"codes\":" + text() + "}";
                 default -> garbage();
             };
@@ -410,11 +410,13 @@ abstract class FuzzContract {
                 case 0 -> new Request("GET", "/api/jobs/" + pathText(), headers, null);
                 case 1 -> new Request("DELETE", "/api/jobs/" + pathText(), headers, null);
                 case 2 -> new Request("POST", "/api/jobs/" + pathText() + "/runs", headers, null);
-                default -> new Request(
-                        "GET",
-                        "/api/jobs?businessType=" + queryText() + maybe("&after=" + integer()) + maybe("&limit=" + integer()),
-                        headers,
-                        null);
+                default ->
+                    new Request(
+                            "GET",
+                            "/api/jobs?businessType=" + queryText() + maybe("&after=" + integer())
+                                    + maybe("&limit=" + integer()),
+                            headers,
+                            null);
             };
         }
 
