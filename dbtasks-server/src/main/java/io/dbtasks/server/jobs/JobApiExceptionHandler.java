@@ -4,6 +4,7 @@ import io.dbtasks.batch.BatchNotFoundException;
 import io.dbtasks.job.DuplicateJobException;
 import io.dbtasks.job.JobDisabledException;
 import io.dbtasks.job.JobNotFoundException;
+import io.dbtasks.server.web.Problems;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpStatus;
@@ -42,7 +43,8 @@ public class JobApiExceptionHandler {
     }
 
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, RuntimeException e) {
-        ProblemDetail body = ProblemDetail.forStatusAndDetail(status, e.getMessage());
+        // Cut short: a message may quote the code the client sent, which may be thousands of characters.
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(status, Problems.clean(e.getMessage()));
         body.setTitle(title);
         return ResponseEntity.status(status)
                 .contentType(MediaType.APPLICATION_PROBLEM_JSON)
