@@ -5,6 +5,7 @@ import io.dbtasks.job.DuplicateJobException;
 import io.dbtasks.job.JobDisabledException;
 import io.dbtasks.job.JobNotFoundException;
 import io.dbtasks.server.web.Problems;
+import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpStatus;
@@ -27,25 +28,30 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 public class JobApiExceptionHandler {
 
     @ExceptionHandler({JobNotFoundException.class, BatchNotFoundException.class})
-    ResponseEntity<ProblemDetail> notFound(RuntimeException e) {
+    ResponseEntity<ProblemDetail> notFound(RuntimeException e, HttpServletRequest request) {
         return problem(
-                HttpStatus.NOT_FOUND, e instanceof JobNotFoundException ? "Job not found" : "Batch not found", e);
+                HttpStatus.NOT_FOUND,
+                e instanceof JobNotFoundException ? "Job not found" : "Batch not found",
+                e,
+                request);
     }
 
     @ExceptionHandler(DuplicateJobException.class)
-    ResponseEntity<ProblemDetail> duplicate(DuplicateJobException e) {
-        return problem(HttpStatus.CONFLICT, "Job code taken", e);
+    ResponseEntity<ProblemDetail> duplicate(DuplicateJobException e, HttpServletRequest request) {
+        return problem(HttpStatus.CONFLICT, "Job code taken", e, request);
     }
 
     @ExceptionHandler(JobDisabledException.class)
-    ResponseEntity<ProblemDetail> disabled(JobDisabledException e) {
-        return problem(HttpStatus.CONFLICT, "Job disabled", e);
+    ResponseEntity<ProblemDetail> disabled(JobDisabledException e, HttpServletRequest request) {
+        return problem(HttpStatus.CONFLICT, "Job disabled", e, request);
     }
 
-    private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, RuntimeException e) {
+    private static ResponseEntity<ProblemDetail> problem(
+            HttpStatus status, String title, RuntimeException e, HttpServletRequest request) {
         // Cut short: a message may quote the code the client sent, which may be thousands of characters.
         ProblemDetail body = ProblemDetail.forStatusAndDetail(status, Problems.clean(e.getMessage()));
         body.setTitle(title);
+        body.setInstance(Problems.instance(request.getRequestURI())); // also cut short
         return ResponseEntity.status(status)
                 .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(body);
