@@ -213,7 +213,7 @@ public final class DbTasks implements AutoCloseable {
      * @throws DbTasksException if the database fails
      */
     public Optional<Task> findByKey(String idempotencyKey) {
-        return engine.queries().findByKey(idempotencyKey);
+        return engine.queries().findByKey(StoredText.requireText("idempotencyKey", idempotencyKey));
     }
 
     /**
@@ -322,7 +322,7 @@ public final class DbTasks implements AutoCloseable {
      * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
      */
     public Task runNow(String idempotencyKey) {
-        return engine.operations().runNow(idempotencyKey);
+        return engine.operations().runNow(StoredText.requireText("idempotencyKey", idempotencyKey));
     }
 
     /**
@@ -386,7 +386,10 @@ public final class DbTasks implements AutoCloseable {
      * @throws DbTasksException if the database fails
      */
     public boolean pauseQueue(String queue, String pausedBy) {
-        return engine.queueControl().pause(Objects.requireNonNull(queue, "queue"), pausedBy);
+        return engine.queueControl()
+                .pause(
+                        StoredText.requireName("queue", Objects.requireNonNull(queue, "queue")),
+                        StoredText.requireText("pausedBy", pausedBy));
     }
 
     /**
@@ -397,7 +400,7 @@ public final class DbTasks implements AutoCloseable {
      * @throws DbTasksException if the database fails
      */
     public boolean resumeQueue(String queue) {
-        return engine.queueControl().resume(Objects.requireNonNull(queue, "queue"));
+        return engine.queueControl().resume(StoredText.requireName("queue", Objects.requireNonNull(queue, "queue")));
     }
 
     /**
@@ -1444,6 +1447,7 @@ public final class DbTasks implements AutoCloseable {
 
         private static void requireName(String value, String what) {
             Objects.requireNonNull(value, what);
+            StoredText.requireName(what, value);
             if (value.isBlank() || value.length() > TaskRequest.MAX_NAME_LENGTH) {
                 throw new IllegalArgumentException(what + " must be 1 to " + TaskRequest.MAX_NAME_LENGTH
                         + " characters and not blank, got " + value.length() + " characters");

@@ -56,6 +56,12 @@ public record TaskRequest(
     public static final int MAX_KEY_LENGTH = 255;
 
     public TaskRequest {
+        StoredText.requireName("kind", kind);
+        StoredText.requireName("queue", queue);
+        StoredText.requireText("idempotencyKey", idempotencyKey);
+        StoredText.requireText("name", name);
+        StoredText.requireText("reference", reference);
+        StoredText.requireName("traceParent", traceParent);
         requireName(kind, "kind");
         if (queue != null) {
             requireName(queue, "queue");
@@ -297,7 +303,8 @@ public record TaskRequest(
 
         /**
          * @return the request
-         * @throws IllegalArgumentException if a field is out of range
+         * @throws IllegalArgumentException if a field is out of range, or text holds what {@link
+         *     StoredText} refuses (NUL, a lone surrogate; a control character in the kind or queue)
          * @throws NullPointerException if the kind is {@code null}
          */
         public TaskRequest build() {

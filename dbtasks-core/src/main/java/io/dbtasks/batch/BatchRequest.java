@@ -31,10 +31,16 @@ public record BatchRequest(
 
     /**
      * @throws NullPointerException if {@code kind} is {@code null}
-     * @throws IllegalArgumentException if a field is out of range
+     * @throws IllegalArgumentException if a field is out of range, or text holds what {@link
+     *     io.dbtasks.StoredText} refuses (NUL, a lone surrogate; a control character in the kind or
+     *     queue)
      */
     public BatchRequest {
         Objects.requireNonNull(kind, "kind");
+        io.dbtasks.StoredText.requireName("kind", kind);
+        io.dbtasks.StoredText.requireText("name", name);
+        io.dbtasks.StoredText.requireText("idempotencyKey", idempotencyKey);
+        io.dbtasks.StoredText.requireName("queue", queue);
         if (kind.isBlank() || kind.length() > 180) {
             throw new IllegalArgumentException("kind must be 1 to 180 characters and not blank: '" + kind + "'");
         }

@@ -34,7 +34,8 @@ public interface Inbox {
      * @throws WorkFailedException if the handler threw a checked exception (unchecked ones and errors
      *     are rethrown as they are); in every case the transaction was rolled back
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code consumer} or {@code messageId} is empty or too long
+     * @throws IllegalArgumentException if {@code consumer} or {@code messageId} is empty, too long or
+     *     holds what {@link io.dbtasks.StoredText} refuses (a control character in the consumer)
      * @throws DbTasksException if the database fails; nothing was recorded
      */
     InboxResult receive(String consumer, String messageId, InboxHandler handler);

@@ -47,14 +47,21 @@ public final class HandlerRegistry {
         if (payload == null) {
             return null;
         }
+        String json;
         try {
-            return mapper.writeValueAsString(payload);
+            json = mapper.writeValueAsString(payload);
         } catch (JacksonException e) {
             throw new InvalidPayloadException(
                     "Payload of type " + payload.getClass().getName() + " cannot be written as JSON: "
                             + e.getOriginalMessage() + "; give it public getters or Jackson annotations",
                     e);
         }
+        String problem = io.dbtasks.StoredText.problem(json);
+        if (problem != null) {
+            // Jackson escapes NUL but copies a lone surrogate, which no database stores faithfully.
+            throw new InvalidPayloadException("The payload written as JSON " + problem, null);
+        }
+        return json;
     }
 
     /**

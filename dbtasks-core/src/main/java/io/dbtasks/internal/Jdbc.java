@@ -1,5 +1,6 @@
 package io.dbtasks.internal;
 
+import io.dbtasks.DataRejectedException;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.internal.dialect.PostgresPooling;
 import java.net.SocketTimeoutException;
@@ -160,6 +161,10 @@ public final class Jdbc {
                 deadlocks.increment();
             }
             DbTasksException failure = failure(what, e);
+            if (failure instanceof DataRejectedException) {
+                // The database answered: the values were wrong, not the store; its health is unchanged.
+                throw failure;
+            }
             if (isStall(e)) {
                 String message = what + " stalled longer than statementTimeout (" + timeoutMillis
                         + " ms) and was aborted; the database or the network to it is hanging: " + e.getMessage();
@@ -278,8 +283,20 @@ public final class Jdbc {
         return rows == 1;
     }
 
-    /** Wraps an SQL error in a message that says what was being done. */
+    /**
+     * Wraps an SQL error in a message that says what was being done: a {@link DataRejectedException}
+     * when the database refused a value (SQLState class 22 or 23), a {@link DbTasksException}
+     * otherwise.
+     */
     public static DbTasksException failure(String what, SQLException e) {
+        String state = e.getSQLState();
+        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+            return new DataRejectedException(
+                    what + " failed: the database refused a value (" + e.getMessage() + ", SQLState " + state
+                            + "); check the values passed in (length, range, characters)",
+                    state,
+                    e);
+        }
         return new DbTasksException(
                 what + " failed: " + e.getMessage() + " (SQLState " + e.getSQLState()
                         + "); check that the database is reachable and the dbtasks schema is migrated",

@@ -129,6 +129,7 @@ public final class TaskOperations {
     }
 
     private int update(TaskUpdate update, Object... args) {
-        return jdbc.withConnection("Update task", c -> update.run(c, args));
+        // One guarded UPDATE: a deadlock victim's was rolled back whole, so it may run again.
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Update task", c -> update.run(c, args)));
     }
 }

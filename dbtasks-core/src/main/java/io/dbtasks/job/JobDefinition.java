@@ -1,6 +1,7 @@
 package io.dbtasks.job;
 
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.StoredText;
 import io.dbtasks.schedule.Trigger;
 import java.time.Duration;
 import java.util.Objects;
@@ -51,10 +52,20 @@ public record JobDefinition(
 
     /**
      * @throws NullPointerException if a required field is {@code null}
-     * @throws IllegalArgumentException if a field is blank, too long or out of range, or the cron does
-     *     not parse ({@link io.dbtasks.schedule.InvalidScheduleException})
+     * @throws IllegalArgumentException if a field is blank, too long or out of range, holds what
+     *     {@link StoredText} refuses (NUL, a lone surrogate; a control character in a name), or the
+     *     cron does not parse ({@link io.dbtasks.schedule.InvalidScheduleException})
      */
     public JobDefinition {
+        StoredText.requireName("code", code);
+        StoredText.requireText("name", name);
+        StoredText.requireText("description", description);
+        StoredText.requireName("businessType", businessType);
+        StoredText.requireText("businessId", businessId);
+        StoredText.requireName("queue", queue);
+        StoredText.requireText("arguments", arguments);
+        StoredText.requireName("cron", cron);
+        StoredText.requireName("timeZone", timeZone);
         requireName(code, "code");
         requireName(name, "name");
         requireName(businessType, "businessType");

@@ -16,7 +16,8 @@ import java.util.Objects;
 public record JobTarget(String bean, String method, List<String> parameterTypes) {
     /**
      * @throws NullPointerException if an argument is {@code null}
-     * @throws IllegalArgumentException if a name is blank or longer than 200 characters
+     * @throws IllegalArgumentException if a name is blank, longer than 200 characters or holds a
+     *     control character or lone surrogate
      */
     public JobTarget {
         requireName(bean, "bean");
@@ -45,6 +46,7 @@ public record JobTarget(String bean, String method, List<String> parameterTypes)
 
     private static void requireName(String value, String what) {
         Objects.requireNonNull(value, what);
+        io.dbtasks.StoredText.requireName(what, value);
         if (value.isBlank() || value.length() > 200) {
             throw new IllegalArgumentException(what + " must be 1 to 200 characters and not blank: '" + value + "'");
         }

@@ -31,7 +31,8 @@ public interface LeaseLocks {
      * @param lease how long the grant lasts unless renewed; positive
      * @return the grant, or empty if another holder's lease is still running
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the name is empty or too long, or the lease not positive
+     * @throws IllegalArgumentException if the name is empty, too long or not a {@linkplain
+     *     io.dbtasks.StoredText#requireName name}, or the lease not positive
      * @throws DbTasksException if the store fails
      */
     Optional<Lease> tryAcquire(String name, Duration lease);

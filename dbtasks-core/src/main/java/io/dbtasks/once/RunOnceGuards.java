@@ -43,7 +43,8 @@ public interface RunOnceGuards {
      * @param work the work; gets the grant (key, fencing token, owner, expiry)
      * @return which case happened; never null
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the key is empty or too long, or the lease not positive
+     * @throws IllegalArgumentException if the key is empty, too long or holds what {@link
+     *     io.dbtasks.StoredText} refuses, or the lease not positive
      * @throws DbTasksException if the database fails while claiming the key
      */
     RunOnceResult runOnce(String key, Duration lease, LeasedWork work);

@@ -361,6 +361,10 @@ public final class Schedule {
 
         private static String requireName(String value, String what) {
             Objects.requireNonNull(value, what);
+            String problem = io.dbtasks.StoredText.nameProblem(value);
+            if (problem != null) {
+                throw new InvalidScheduleException("'" + what + "' " + problem);
+            }
             int max = what.equals("schedule name") ? MAX_NAME_LENGTH : TaskRequest.MAX_NAME_LENGTH;
             if (value.isBlank() || value.length() > max) {
                 throw new InvalidScheduleException(

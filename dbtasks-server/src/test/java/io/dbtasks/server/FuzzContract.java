@@ -23,14 +23,17 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Hostile requests over every endpoint, generated from a seed ({@code -Ddbtasks.fuzz.seed}, default
- * fixed, so a failure reproduces; {@code -Ddbtasks.fuzz.requests}, default 10,000): huge values, NUL
- * and lone surrogates in JSON and in %-encodings, invalid %-encodings, loose integers ({@code 0x10},
+ * Hostile requests over every endpoint of the task, job and batch API, generated from a seed ({@code
+ * -Ddbtasks.fuzz.seed}, default fixed, so a failure reproduces; {@code -Ddbtasks.fuzz.requests},
+ * default 10,000): huge values; NUL, lone surrogates (as JSON escapes), line breaks and
+ * overlong or invalid UTF-8 bytes in every text field of every body, in paths and in query strings;
+ * invalid %-encodings, loose integers ({@code 0x10},
  * {@code #10}, {@code +1}, Arabic-Indic digits, {@code "1"}, {@code 1.5}), far-away {@code runAt}s,
  * wrong types, deep nesting, bad methods, media types, Hosts and Idempotency-Keys. Every answer must
  * be below 500; every error must be problem+json naming no Java class and echoing no huge value;
- * every Location relative. Valid tasks interleaved with the fuzz must all succeed. Run once per
- * database by the subclasses.
+ * no Location names another host. The engine's health is polled every {@value #HEALTH_EVERY}
+ * requests and must stay UP throughout. Valid tasks interleaved with the fuzz must all succeed. Run
+ * once per database by the subclasses.
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -48,6 +51,8 @@ abstract class FuzzContract {
     private static final Logger log = LoggerFactory.getLogger(FuzzContract.class);
     private static final String OPERATOR = RawHttp.basic("operator", "operator-secret");
     private static final String ADMIN = RawHttp.basic("admin", "admin-secret");
+    /** Requests between two polls of the health endpoint. */
+    static final int HEALTH_EVERY = 100;
 
     @LocalServerPort
     int port;
@@ -66,13 +71,21 @@ abstract class FuzzContract {
     void hostileRequestsGetNo5xxOnlyProblemJsonAndLoseNothing() {
         long seed = Long.getLong("dbtasks.fuzz.seed", 20261123L);
         Random random = new Random(seed);
-        RawHttp http = new RawHttp(port).timeout(15_000);
+        RawHttp http = new RawHttp(port).timeout(60_000); // generous: test machines may be shared
         Hostile hostile = new Hostile(random);
         Map<Integer, Integer> statuses = new TreeMap<>();
         List<Long> valid = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         int n = requests();
+        int healthPolls = 0;
         for (int i = 0; i < n; i++) {
+            if (i % HEALTH_EVERY == 0) {
+                healthPolls++;
+                String down = healthProblem(http);
+                if (down != null) {
+                    failures.add("seed " + seed + " before request " + i + ": " + down);
+                }
+            }
             if (i % 25 == 0) {
                 valid.add(enqueueValid(http, i));
                 continue;
@@ -80,7 +93,7 @@ abstract class FuzzContract {
             Request r = hostile.request();
             RawHttp.Response response;
             try {
-                response = http.send(r.method, r.target, r.headers, r.body);
+                response = http.send(r.method, Hostile.bytes(r.target), r.headers, r.body);
             } catch (IllegalStateException e) {
                 failures.add("seed " + seed + " request " + i + ": " + r.method + " " + abbreviate(r.target) + " "
                         + abbreviate(r.headers.toString()) + " got no answer: " + e.getMessage());
@@ -96,7 +109,12 @@ abstract class FuzzContract {
                 }
             }
         }
+        String down = healthProblem(http);
+        if (down != null) {
+            failures.add("seed " + seed + " after the run: " + down);
+        }
         assertThat(failures).as("failed checks (at most 30 shown)").isEmpty();
+        assertThat(healthPolls).as("health polls").isGreaterThanOrEqualTo(n / HEALTH_EVERY);
         log.info("Fuzz seed {}: {} requests, statuses {}, {} valid tasks interleaved", seed, n, statuses, valid.size());
         assertThat(statuses.keySet()).as("statuses").allMatch(s -> s < 500);
         assertThat(statuses.keySet())
@@ -115,6 +133,15 @@ abstract class FuzzContract {
                     }
                     return true;
                 });
+    }
+
+    /** @return why the engine's health is not UP, or {@code null} if it is */
+    private String healthProblem(RawHttp http) {
+        RawHttp.Response health = http.send("GET", "/actuator/health", Map.of("Authorization", ADMIN), null);
+        if (health.status() != 200 || !json(health).path("status").asString().equals("UP")) {
+            return "health " + health.status() + " " + abbreviate(health.body());
+        }
+        return null;
     }
 
     private long enqueueValid(RawHttp http, int i) {
@@ -136,7 +163,10 @@ abstract class FuzzContract {
         assertThat(response.status()).as(what).isLessThan(500);
         String location = response.header("Location");
         if (location != null) {
-            assertThat(location).as(what).startsWith("/").doesNotContain("evil");
+            assertThat(location).as(what).doesNotContain("evil");
+            if (r.target.startsWith("/api/tasks")) {
+                assertThat(location).as(what).startsWith("/");
+            }
         }
         if (response.status() >= 400 && !r.method.equals("HEAD")) {
             assertThat(response.contentType()).as(what).isNotNull().startsWith("application/problem+json");
@@ -266,13 +296,13 @@ abstract class FuzzContract {
         }
 
         Request request() {
-            int endpoint = random.nextInt(16);
+            int endpoint = random.nextInt(22);
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Authorization", random.nextInt(20) == 0 ? pickAuth() : OPERATOR);
             if (random.nextInt(6) == 0) {
                 headers.put("Accept", pick(ACCEPTS));
             }
-            if (random.nextInt(15) == 0) {
+            if (random.nextInt(15) == 0 && endpoint < 16) {
                 headers.put("Host", random.nextBoolean() ? "evil.example" : "evil.example:666");
             }
             if (random.nextInt(8) == 0) {
@@ -297,8 +327,104 @@ abstract class FuzzContract {
                     new Request("GET", "/api/stats" + maybe("?" + queryText() + "=" + queryText()), headers, null);
                 case 13 -> wrongMethod(headers);
                 case 14 -> other(headers);
-                default -> new Request(pick(new String[] {"GET", "POST"}), "/api/" + pathText(), headers, null);
+                case 15 -> new Request(pick(new String[] {"GET", "POST"}), "/api/" + pathText(), headers, null);
+                case 16, 17 -> job(headers);
+                case 18 -> jobRuns(headers);
+                case 19 -> batch(headers);
+                case 20 -> jobByCode(headers);
+                default -> batchById(headers);
             };
+        }
+
+        /** Job definitions are admin's; most requests are, so they reach the handler. */
+        private void asAdmin(Map<String, String> headers) {
+            if (random.nextInt(5) > 0) {
+                headers.put("Authorization", ADMIN);
+            }
+        }
+
+        private void json(Map<String, String> headers) {
+            String ct = pick(CONTENT_TYPES);
+            headers.put("Content-Type", ct == null || random.nextInt(3) > 0 ? "application/json" : ct);
+        }
+
+        private Request job(Map<String, String> headers) {
+            asAdmin(headers);
+            json(headers);
+            StringBuilder b = new StringBuilder("{");
+            b.append("\"code\":").append(random.nextInt(3) == 0 ? "\"fz-job-" + random.nextInt(20) + "\"" : text());
+            field(b, "name", text());
+            field(b, "description", text());
+            b.append(",\"businessType\":").append(random.nextInt(3) == 0 ? "\"fuzz\"" : text());
+            field(b, "businessId", text());
+            b.append(",\"bean\":").append(random.nextInt(3) == 0 ? "\"orderService\"" : text());
+            b.append(",\"method\":").append(random.nextInt(3) == 0 ? "\"syncOrder\"" : text());
+            field(b, "parameterTypes", "[" + text() + "," + text() + "]");
+            field(b, "arguments", random.nextBoolean() ? "[1," + text() + "]" : text());
+            field(b, "queue", text());
+            field(b, "maxAttempts", jsonInteger());
+            field(b, "retryDelayMillis", jsonInteger());
+            field(b, "cron", random.nextBoolean() ? "\"0 0 * * * *\"" : text());
+            field(b, "timeZone", random.nextBoolean() ? "\"UTC\"" : text());
+            field(b, "enabled", pick(new String[] {"true", "false", "\"true\"", "1", "null"}));
+            if (random.nextInt(10) == 0) {
+                field(b, pick(new String[] {"bogus", "\\u0000", "code"}), text());
+            }
+            String body = random.nextInt(10) == 0 ? garbage() : b.append('}').toString();
+            return random.nextInt(3) == 0
+                    ? new Request("PUT", "/api/jobs/" + pathText(), headers, bytes(body))
+                    : new Request("POST", "/api/jobs", headers, bytes(body));
+        }
+
+        private Request jobRuns(Map<String, String> headers) {
+            asAdmin(headers);
+            json(headers);
+            String body = switch (random.nextInt(5)) {
+                case 0 -> "{\"codes\":[" + text() + "," + text() + "]}";
+                case 1 -> "{\"businessType\":" + text() + "}";
+                case 2 ->
+                    "{\"failed\":" + pick(new String[] {"true", "\"true\"", "1"}) + ",\"businessType\":" + text() + "}";
+                case 3 -> "{\"codes\":" + text() + "}";
+                default -> garbage();
+            };
+            return new Request("POST", "/api/job-runs", headers, bytes(body));
+        }
+
+        private Request batch(Map<String, String> headers) {
+            asAdmin(headers);
+            json(headers);
+            StringBuilder b = new StringBuilder("{");
+            b.append("\"kind\":").append(random.nextInt(3) == 0 ? "\"orders.sync\"" : text());
+            b.append(",\"chunks\":").append(random.nextBoolean() ? "1" : jsonInteger());
+            field(b, "params", payload());
+            field(b, "name", text());
+            field(b, "idempotencyKey", text());
+            field(b, "maxAttempts", jsonInteger());
+            String body = random.nextInt(10) == 0 ? garbage() : b.append('}').toString();
+            return new Request("POST", "/api/batches", headers, bytes(body));
+        }
+
+        private Request jobByCode(Map<String, String> headers) {
+            asAdmin(headers);
+            return switch (random.nextInt(4)) {
+                case 0 -> new Request("GET", "/api/jobs/" + pathText(), headers, null);
+                case 1 -> new Request("DELETE", "/api/jobs/" + pathText(), headers, null);
+                case 2 -> new Request("POST", "/api/jobs/" + pathText() + "/runs", headers, null);
+                default ->
+                    new Request(
+                            "GET",
+                            "/api/jobs?businessType=" + queryText() + maybe("&after=" + integer())
+                                    + maybe("&limit=" + integer()),
+                            headers,
+                            null);
+            };
+        }
+
+        private Request batchById(Map<String, String> headers) {
+            asAdmin(headers);
+            return random.nextBoolean()
+                    ? new Request("GET", "/api/batches/" + id(), headers, null)
+                    : new Request("POST", "/api/batches/" + id() + "/retries", headers, null);
         }
 
         private String pickAuth() {
@@ -348,12 +474,14 @@ abstract class FuzzContract {
                 case 1 -> "k" + random.nextInt(100);
                 case 2 -> "a".repeat(random.nextInt(3000));
                 case 3 -> "%F0%9F%98%80%E2%80%AE" + pick(BAD_ENCODINGS);
+                case 4 -> random.nextBoolean() ? "..\uE000etc\uE000passwd" : "k\uE001\uE003";
                 default -> pick(BAD_ENCODINGS) + "x" + pick(BAD_ENCODINGS);
             };
         }
 
         private String queryText() {
-            return switch (random.nextInt(5)) {
+            return switch (random.nextInt(6)) {
+                case 5 -> "..\uE000etc\uE000passwd";
                 case 0 -> pick(BAD_ENCODINGS);
                 case 1 -> "v" + random.nextInt(100);
                 case 2 -> "b".repeat(random.nextInt(5000));
@@ -509,7 +637,13 @@ abstract class FuzzContract {
         }
 
         private String text() {
-            return switch (random.nextInt(12)) {
+            return switch (random.nextInt(18)) {
+                case 12 -> "\"..\uE000etc\uE000passwd\"";
+                case 13 -> "\"x\uE001y\uE002z\"";
+                case 14 -> "\"a\\r\\nINFO forged\\u0085\"";
+                case 15 -> "\"\\ud800\\udc00 ok \\udbff\"";
+                case 16 -> "\"\\u0000\"";
+                case 17 -> "\"\uE003\"";
                 case 0 -> "\"a\\u0000b\"";
                 case 1 -> "\"\\ud800\"";
                 case 2 -> "\"x\\udc00y\"";
@@ -546,8 +680,32 @@ abstract class FuzzContract {
             });
         }
 
-        private static byte[] bytes(String s) {
-            return s.getBytes(StandardCharsets.UTF_8);
+        /**
+         * @return {@code s} in UTF-8, with each private-use marker replaced by bytes that are not
+         *     UTF-8: U+E000 by the overlong {@code C0 AF} ('/'), U+E001 by the overlong {@code E0 80
+         *     AF}, U+E002 by {@code ED A0 80} (an encoded surrogate), U+E003 by {@code FF FE}
+         */
+        static byte[] bytes(String s) {
+            byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(utf8.length);
+            for (int i = 0; i < utf8.length; i++) {
+                if (i + 2 < utf8.length && utf8[i] == (byte) 0xEE && utf8[i + 1] == (byte) 0x80) {
+                    byte[] raw = switch (utf8[i + 2]) {
+                        case (byte) 0x80 -> new byte[] {(byte) 0xC0, (byte) 0xAF};
+                        case (byte) 0x81 -> new byte[] {(byte) 0xE0, (byte) 0x80, (byte) 0xAF};
+                        case (byte) 0x82 -> new byte[] {(byte) 0xED, (byte) 0xA0, (byte) 0x80};
+                        case (byte) 0x83 -> new byte[] {(byte) 0xFF, (byte) 0xFE};
+                        default -> null;
+                    };
+                    if (raw != null) {
+                        out.writeBytes(raw);
+                        i += 2;
+                        continue;
+                    }
+                }
+                out.write(utf8[i]);
+            }
+            return out.toByteArray();
         }
     }
 }

@@ -5,10 +5,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/**
- * A shorter fuzz run on MariaDB (3,000 requests unless {@code -Ddbtasks.fuzz.requests} says
- * otherwise): NUL, lone surrogates and far-away times are refused here too before the database.
- */
+/** The fuzz suite on MariaDB (see {@link ServerTestDatabase}). */
 class MariaDbFuzzTest extends FuzzContract {
     private static String url;
 
@@ -20,10 +17,5 @@ class MariaDbFuzzTest extends FuzzContract {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
         registry.add("spring.datasource.url", () -> url);
-    }
-
-    @Override
-    int requests() {
-        return Integer.getInteger("dbtasks.fuzz.requests", 3_000);
     }
 }

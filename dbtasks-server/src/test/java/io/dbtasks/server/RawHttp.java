@@ -63,6 +63,11 @@ final class RawHttp {
     }
 
     Response send(String method, String target, Map<String, String> headers, byte[] body) {
+        return send(method, target.getBytes(StandardCharsets.UTF_8), headers, body);
+    }
+
+    /** As {@link #send(String, String, Map, byte[])} with the target's bytes as given (any bytes). */
+    Response send(String method, byte[] target, Map<String, String> headers, byte[] body) {
         try (Socket socket = new Socket()) {
             if (localAddress != null) {
                 socket.bind(new InetSocketAddress(localAddress, 0));
@@ -71,7 +76,7 @@ final class RawHttp {
             socket.setSoTimeout(timeoutMillis);
             ByteArrayOutputStream req = new ByteArrayOutputStream();
             req.write((method + " ").getBytes(StandardCharsets.ISO_8859_1));
-            req.write(target.getBytes(StandardCharsets.UTF_8));
+            req.write(target);
             req.write(" HTTP/1.1\r\n".getBytes(StandardCharsets.ISO_8859_1));
             Map<String, String> all = new LinkedHashMap<>();
             all.put("Host", "127.0.0.1:" + port);
@@ -98,7 +103,8 @@ final class RawHttp {
             }
             return read(socket.getInputStream());
         } catch (IOException e) {
-            throw new IllegalStateException(method + " " + abbreviate(target) + ": " + e, e);
+            throw new IllegalStateException(
+                    method + " " + abbreviate(new String(target, StandardCharsets.ISO_8859_1)) + ": " + e, e);
         }
     }
 

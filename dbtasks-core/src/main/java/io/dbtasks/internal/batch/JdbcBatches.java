@@ -133,8 +133,9 @@ public final class JdbcBatches implements Batches {
         if (r.params() == null) {
             return null;
         }
+        String json;
         try {
-            return mapper.writeValueAsString(r.params());
+            json = mapper.writeValueAsString(r.params());
         } catch (JacksonException e) {
             throw new io.dbtasks.InvalidPayloadException(
                     "Parameters of batch kind '" + r.kind() + "' ("
@@ -142,6 +143,12 @@ public final class JdbcBatches implements Batches {
                             + e.getOriginalMessage(),
                     e);
         }
+        String problem = io.dbtasks.StoredText.problem(json);
+        if (problem != null) {
+            // Jackson escapes NUL but copies a lone surrogate, which no database stores faithfully.
+            throw new io.dbtasks.InvalidPayloadException("The batch's params written as JSON " + problem, null);
+        }
+        return json;
     }
 
     @Override

@@ -112,6 +112,8 @@ public final class JdbcInbox implements Inbox {
         Objects.requireNonNull(consumer, "consumer");
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(handler, "handler");
+        io.dbtasks.StoredText.requireName("consumer", consumer);
+        io.dbtasks.StoredText.requireText("messageId", messageId);
         if (consumer.isEmpty() || consumer.length() > MAX_CONSUMER) {
             throw new IllegalArgumentException(
                     "consumer must be 1 to " + MAX_CONSUMER + " characters: '" + consumer + "'");

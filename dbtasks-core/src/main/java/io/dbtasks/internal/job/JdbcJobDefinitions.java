@@ -2,6 +2,7 @@ package io.dbtasks.internal.job;
 
 import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.StoredText;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.Jdbc;
@@ -200,7 +201,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public boolean delete(String code) {
-        Objects.requireNonNull(code, "code");
+        StoredText.requireText("code", Objects.requireNonNull(code, "code"));
         Optional<StoredJob> existing = find(code);
         if (existing.isEmpty()) {
             return false;
@@ -217,7 +218,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public Optional<StoredJob> find(String code) {
-        Objects.requireNonNull(code, "code");
+        StoredText.requireText("code", Objects.requireNonNull(code, "code"));
         return jdbc.withConnection("Reading job definition " + code, c -> {
             try (PreparedStatement ps = c.prepareStatement(SELECT_WITH_LAST + " WHERE j.code = ?")) {
                 ps.setString(1, code);
@@ -230,6 +231,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public JobPage list(String businessType, Long afterId, int limit) {
+        StoredText.requireText("businessType", businessType);
         if (limit < 1 || limit > 1000) {
             throw new IllegalArgumentException("limit must be 1 to 1000, got " + limit);
         }
@@ -258,7 +260,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public JobRun run(String code, boolean rerunSucceeded) {
-        Objects.requireNonNull(code, "code");
+        StoredText.requireText("code", Objects.requireNonNull(code, "code"));
         // Not found and disabled are answers, not database failures: decided after the transaction,
         // so they do not count against the engine's health.
         Single outcome = jdbc.inTransaction("Running job " + code, c -> {
@@ -285,7 +287,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public JobRunSummary runBusinessType(String businessType, boolean rerunSucceeded) {
-        Objects.requireNonNull(businessType, "businessType");
+        StoredText.requireText("businessType", Objects.requireNonNull(businessType, "businessType"));
         return pages(
                 "j.business_type = ?",
                 List.of(businessType),
@@ -295,6 +297,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
 
     @Override
     public JobRunSummary rerunFailed(String businessType) {
+        StoredText.requireText("businessType", businessType);
         String where = "EXISTS (SELECT 1 FROM dbtasks_task t WHERE t.id = j.last_task_id AND t.status = "
                 + Dialect.status(TaskStatus.FAILED) + ")";
         if (businessType != null) {
@@ -311,6 +314,9 @@ public final class JdbcJobDefinitions implements JobDefinitions {
     public JobRunSummary runCodes(Collection<String> codes, boolean rerunSucceeded) {
         Objects.requireNonNull(codes, "codes");
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(codes));
+        for (int i = 0; i < distinct.size(); i++) {
+            StoredText.requireText("codes[" + i + "]", Objects.requireNonNull(distinct.get(i), "codes[" + i + "]"));
+        }
         if (distinct.size() > MAX_CODES) {
             throw new IllegalArgumentException(
                     "At most " + MAX_CODES + " codes per call, got " + distinct.size() + "; split the list");

@@ -134,7 +134,7 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
 
     @Override
     public Optional<Lease> find(String name) {
-        Objects.requireNonNull(name, "name");
+        io.dbtasks.StoredText.requireText("lock name", Objects.requireNonNull(name, "name"));
         return jdbc.withConnection("Find lock '" + name + "'", c -> {
             Row row = select(c, name);
             return row != null && row.live() ? Optional.of(row.lease()) : Optional.<Lease>empty();

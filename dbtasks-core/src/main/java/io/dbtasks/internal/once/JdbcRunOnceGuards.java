@@ -111,7 +111,7 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
 
     @Override
     public RunOnceResult runOnce(String key, String target, Duration lease, LeasedWork work) {
-        Objects.requireNonNull(key, "key");
+        io.dbtasks.StoredText.requireText("run-once key", Objects.requireNonNull(key, "key"));
         Objects.requireNonNull(lease, "lease");
         Objects.requireNonNull(work, "work");
         if (key.isEmpty() || key.length() > MAX_KEY) {
@@ -128,7 +128,7 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         if (claim.outcome() != Outcome.RAN && claim.outcome() != Outcome.TOOK_OVER) {
             log.debug(
                     "Run-once key '{}' skipped: {} {}",
-                    key,
+                    io.dbtasks.StoredText.forLog(key),
                     claim.outcome(),
                     claim.holder().orElse(""));
             return claim;
@@ -206,7 +206,7 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
                 if (o == Outcome.TOOK_OVER) {
                     log.warn(
                             "Run-once key '{}': took over from {} (token {}), whose lease ended at {}",
-                            key,
+                            io.dbtasks.StoredText.forLog(key),
                             row.owner(),
                             row.token(),
                             row.expiresAt());
@@ -236,13 +236,13 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         if (!recorded) {
             log.warn(
                     "Run-once key '{}' (token {}) was taken over while its work ran; its outcome was discarded",
-                    ours.name(),
+                    io.dbtasks.StoredText.forLog(ours.name()),
                     ours.token());
             result = new RunOnceResult(ours.name(), Outcome.LEASE_LOST, ours, error);
         } else if (error != null) {
             log.warn(
                     "Run-once key '{}' (token {}) failed; a later call runs it again",
-                    ours.name(),
+                    io.dbtasks.StoredText.forLog(ours.name()),
                     ours.token(),
                     error);
             result = new RunOnceResult(ours.name(), Outcome.FAILED, ours, error);

@@ -106,7 +106,7 @@ public final class JdbcSchedules implements Schedules {
 
     @Override
     public ScheduleInfo pause(String name) {
-        Objects.requireNonNull(name, "name");
+        io.dbtasks.StoredText.requireText("schedule name", Objects.requireNonNull(name, "name"));
         int n = jdbc.withConnection("Pausing schedule " + name, c -> {
             try (PreparedStatement ps =
                     c.prepareStatement("UPDATE dbtasks_schedule SET paused = TRUE, paused_reason = NULL,"
@@ -122,7 +122,7 @@ public final class JdbcSchedules implements Schedules {
 
     @Override
     public ScheduleInfo resume(String name) {
-        Objects.requireNonNull(name, "name");
+        io.dbtasks.StoredText.requireText("schedule name", Objects.requireNonNull(name, "name"));
         jdbc.inTransaction("Resuming schedule " + name, c -> {
             Stored s = lock(c, name);
             if (s == null) {
@@ -153,7 +153,7 @@ public final class JdbcSchedules implements Schedules {
 
     @Override
     public boolean delete(String name) {
-        Objects.requireNonNull(name, "name");
+        io.dbtasks.StoredText.requireText("schedule name", Objects.requireNonNull(name, "name"));
         int n = jdbc.withConnection("Deleting schedule " + name, c -> {
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_schedule WHERE name = ?")) {
                 ps.setString(1, name);
@@ -165,6 +165,7 @@ public final class JdbcSchedules implements Schedules {
 
     @Override
     public Optional<ScheduleInfo> find(String name) {
+        io.dbtasks.StoredText.requireText("schedule name", name);
         if (name == null) {
             return Optional.empty();
         }

@@ -169,6 +169,7 @@ public abstract class AbstractLeaseLocks implements LeaseLocks {
     protected static void validate(String name, Duration lease) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(lease, "lease");
+        io.dbtasks.StoredText.requireName("lock name", name);
         if (name.isEmpty() || name.length() > MAX_NAME) {
             throw new IllegalArgumentException("lock name must be 1 to " + MAX_NAME + " characters: '" + name + "'");
         }

@@ -1,5 +1,6 @@
 package io.dbtasks.server.api;
 
+import io.dbtasks.DataRejectedException;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.IllegalTransitionException;
 import io.dbtasks.InvalidPayloadException;
@@ -102,6 +103,29 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     @ExceptionHandler({BadRequestException.class, UnknownKindException.class, InvalidPayloadException.class})
     ResponseEntity<Object> badRequest(RuntimeException e, WebRequest request) {
         return problem(e, HttpStatus.BAD_REQUEST, "Bad request", e.getMessage(), request);
+    }
+
+    /** The core's own validation of what it is given: a field's value, named in the message. */
+    @ExceptionHandler(IllegalArgumentException.class)
+    ResponseEntity<Object> invalidArgument(IllegalArgumentException e, WebRequest request) {
+        return problem(e, HttpStatus.BAD_REQUEST, "Bad request", e.getMessage(), request);
+    }
+
+    /**
+     * The database refused a value of the request (too long, out of range, a constraint): the
+     * client's to fix, not a failure of the store. One line in the log, without the value (which
+     * could hold line breaks) or a stack trace.
+     */
+    @ExceptionHandler(DataRejectedException.class)
+    ResponseEntity<Object> dataRejected(DataRejectedException e, WebRequest request) {
+        log.info("The database refused a value of a request (SQLState {}); answered 400", e.sqlState());
+        return problem(
+                e,
+                HttpStatus.BAD_REQUEST,
+                "Bad request",
+                "The database refused a value of the request: one is too long, out of range, or holds characters"
+                        + " it cannot store; check the values sent",
+                request);
     }
 
     @ExceptionHandler(TaskNotFoundException.class)

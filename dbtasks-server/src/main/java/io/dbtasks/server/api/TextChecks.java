@@ -1,13 +1,15 @@
 package io.dbtasks.server.api;
 
+import io.dbtasks.StoredText;
 import io.dbtasks.server.web.Problems;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Refuses text no database stores faithfully: NUL (U+0000; PostgreSQL rejects it in text) and lone
- * UTF-16 surrogates (not Unicode characters; MariaDB and PostgreSQL reject or mangle them). Checked
- * before anything reaches the database, so each gets a 400 naming the field on every database.
+ * Refuses text no database stores faithfully, by the core's one rule ({@link StoredText}): NUL
+ * (U+0000) and lone UTF-16 surrogates, with a 400 naming the field. Every JSON body is checked so
+ * already by {@link io.dbtasks.server.web.JsonBodyFilter}; this names the field of a value that
+ * reaches a handler some other way.
  */
 final class TextChecks {
     private TextChecks() {}
@@ -53,27 +55,6 @@ final class TextChecks {
     }
 
     private static String problem(String value) {
-        if (value == null) {
-            return null;
-        }
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '\0') {
-                return "contains a NUL character (U+0000) at position " + i + "; remove it";
-            }
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
-                    i++;
-                    continue;
-                }
-                return "contains a lone surrogate (an unpaired \\u" + Integer.toHexString(c) + ") at position " + i
-                        + "; send valid Unicode";
-            }
-            if (Character.isLowSurrogate(c)) {
-                return "contains a lone surrogate (an unpaired \\u" + Integer.toHexString(c) + ") at position " + i
-                        + "; send valid Unicode";
-            }
-        }
-        return null;
+        return StoredText.problem(value);
     }
 }

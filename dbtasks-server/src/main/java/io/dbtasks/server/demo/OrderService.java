@@ -1,5 +1,6 @@
 package io.dbtasks.server.demo;
 
+import io.dbtasks.StoredText;
 import io.dbtasks.spring.TaskMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +33,7 @@ public class OrderService {
      */
     @TaskMethod("order.sync")
     public void syncOrder(Long orderId, String operator) {
-        log.info("Synchronised order {} for operator {}", orderId, operator);
+        log.info("Synchronised order {} for operator {}", orderId, StoredText.forLog(operator));
     }
 
     /**
@@ -42,6 +43,10 @@ public class OrderService {
      */
     @TaskMethod("order.create")
     public void createOrder(OrderDto order) {
-        log.info("Created order {} for user {} over {}", order.orderId(), order.userName(), order.amount());
+        log.info(
+                "Created order {} for user {} over {}",
+                order.orderId(),
+                StoredText.forLog(order.userName()),
+                order.amount());
     }
 }
