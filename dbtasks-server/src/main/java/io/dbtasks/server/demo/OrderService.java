@@ -3,6 +3,7 @@ package io.dbtasks.server.demo;
 import io.dbtasks.spring.TaskMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.stereotype.Service;
 
 /**
@@ -14,6 +15,7 @@ import org.springframework.stereotype.Service;
  * java.lang.String)} and {@code orderService.createOrder(io.dbtasks.server.demo.OrderDto)}; no other
  * method of any bean can be named.
  */
+@ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @Service
 public class OrderService {
     private static final Logger log = LoggerFactory.getLogger(OrderService.class);
