@@ -5,6 +5,7 @@ import io.dbtasks.TaskKind;
 import io.dbtasks.spring.KindHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -12,9 +13,18 @@ import org.springframework.context.annotation.Configuration;
  * The demo task kinds, each bound to a typed payload: the three methods of seed 003's order service
  * and a handler that fails on purpose to show retries. Unlike the seed, nothing is looked up by a bean
  * or method name stored in the database: a task names a kind, and only these kinds exist.
+ *
+ * <p>Every demo bean (these handlers, {@link OrderService}'s job targets, {@link SeedJobs} and {@link
+ * DemoOrderBatch}) exists only while {@value #ENABLED} is {@code true}. The standalone server's {@code
+ * application.yml} sets it; an application that embeds the server leaves it unset and gets none of
+ * the demo kinds or targets.
  */
+@ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @Configuration(proxyBeanMethods = false)
 public class DemoHandlers {
+    /** The property that turns the demo on: {@code true} adds the demo kinds, targets, jobs and batch. */
+    public static final String ENABLED = "dbtasks.server.demo.enabled";
+
     /** Runs {@link OrderService#noParamTask()}; no payload. */
     public static final TaskKind<Void> NO_PARAM = TaskKind.of("order.no-param", Void.class);
     /** Runs {@link OrderService#syncOrder(Long, String)} with a {@link SyncOrder}. */

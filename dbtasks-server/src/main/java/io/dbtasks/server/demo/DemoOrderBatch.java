@@ -28,6 +28,7 @@ import org.springframework.context.annotation.Configuration;
  * created at the first start; later starts find them. Turned off with the seed jobs by {@code
  * dbtasks.server.seed-demo-jobs=false} (the chunk handler stays registered).
  */
+@ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @Configuration(proxyBeanMethods = false)
 public class DemoOrderBatch {
     /** The batch kind. */

@@ -4,6 +4,7 @@ import io.dbtasks.StoredText;
 import io.dbtasks.spring.TaskMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.stereotype.Service;
 
 /**
@@ -15,6 +16,7 @@ import org.springframework.stereotype.Service;
  * java.lang.String)} and {@code orderService.createOrder(io.dbtasks.server.demo.OrderDto)}; no other
  * method of any bean can be named.
  */
+@ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @Service
 public class OrderService {
     private static final Logger log = LoggerFactory.getLogger(OrderService.class);

@@ -24,6 +24,7 @@ import org.springframework.stereotype.Component;
  * dbtasks.server.seed-demo-jobs=false}.
  */
 @Component
+@ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @ConditionalOnBooleanProperty(name = "dbtasks.server.seed-demo-jobs", matchIfMissing = true)
 public class SeedJobs implements ApplicationRunner {
     /** The seed's retry interval of 3 seconds. */

@@ -1,0 +1,21 @@
+package io.dbtasks.embedding;
+
+import io.dbtasks.testing.TestDatabase;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** The embedded server on MARIADB. */
+class MariaDbEmbeddedServerTest extends EmbeddedServerContract {
+    @BeforeAll
+    static void requireDatabase() {
+        Assumptions.assumeTrue(TestDatabase.MARIADB.required(), "MARIADB is not in dbtasks.test.databases");
+        TestDatabase.MARIADB.clear();
+    }
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", () -> TestDatabase.MARIADB.url());
+    }
+}
