@@ -6,6 +6,8 @@
 -- allow-listed targets skips runs of other targets. Nullable with no default: adding it rewrites
 -- nothing.
 ALTER TABLE dbtasks_task ADD COLUMN job_target VARCHAR(1000);
+-- Sampled like every other column of the task table (see V14): a small ANALYZE sample.
+ALTER TABLE dbtasks_task ALTER COLUMN job_target SET STATISTICS 10;
 
 -- What each live engine can run, so that a task no live engine of its queue can run is told apart
 -- from one waiting for another engine: kinds, one per line (NULL for an engine of an older version,
