@@ -126,6 +126,35 @@ class H2DashboardPagesTest {
                 .contains("id=\"resume-" + schedule + "\"");
     }
 
+    @Test
+    void aDefinitionsPageShowsItsLatestRunsNewestFirst() {
+        String code = "dash-runs-" + run;
+        dbTasks.jobs()
+                .create(JobDefinition.builder(code)
+                        .name("Dash runs " + run)
+                        .business("dash-runs-type-" + run, "DASH-2")
+                        .target(JobTarget.of("orderService", "syncOrder", "java.lang.Long", "java.lang.String"))
+                        .arguments("[2, \"dash\"]")
+                        .queue("dash-runs-idle-" + run) // no worker: the run stays PENDING
+                        .build());
+        long taskId = dbTasks.jobs().run(code).taskId();
+
+        RawHttp.Response list = http.send("GET", "/dashboard/definitions", Map.of("Authorization", VIEWER), null);
+        assertThat(list.body()).contains("href=\"/dashboard/definitions/" + code + "\"");
+        RawHttp.Response page =
+                http.send("GET", "/dashboard/definitions/" + code, Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("Dash runs " + run)
+                .contains("<table id=\"runs\">")
+                .contains("data-run=\"1\"")
+                .contains("href=\"/dashboard/tasks/" + taskId + "\"")
+                .contains("PENDING");
+        assertThat(http.send("GET", "/dashboard/definitions/no-such-" + run, Map.of("Authorization", VIEWER), null)
+                        .status())
+                .isEqualTo(404);
+    }
+
     // --- helpers ---------------------------------------------------------------------------------
 
     record Session(String cookie, String csrf) {}
