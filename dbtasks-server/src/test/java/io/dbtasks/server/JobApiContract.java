@@ -242,6 +242,58 @@ abstract class JobApiContract {
     }
 
     @Test
+    void aViewerPagesADefinitionsRunsNewestFirstWithOutcomeDurationAndRetries() {
+        String code = "log-" + run;
+        post("/api/jobs", syncJob(code, "log-" + run, null));
+        for (int i = 1; i <= 2; i++) {
+            assertThat(post("/api/jobs/" + code + "/runs", null)
+                            .body()
+                            .path("runNo")
+                            .asLong())
+                    .isEqualTo(i);
+            await().atMost(WAIT)
+                    .until(() -> "SUCCEEDED"
+                            .equals(get("/api/jobs/" + code)
+                                    .body()
+                                    .path("lastStatus")
+                                    .asString()));
+        }
+        client = client.mutate()
+                .defaultHeaders(h -> h.setBasicAuth("viewer", "viewer-secret"))
+                .build();
+
+        Response newest = get("/api/jobs/" + code + "/runs?limit=1");
+        assertThat(newest.status()).as(newest.body().toString()).isEqualTo(200);
+        assertThat(newest.body().path("items")).hasSize(1);
+        JsonNode second = newest.body().path("items").get(0);
+        assertThat(second.path("runNo").asLong()).isEqualTo(2);
+        assertThat(second.path("taskId").asLong())
+                .isEqualTo(get("/api/jobs/" + code).body().path("lastTaskId").asLong());
+        assertThat(second.path("outcome").asString()).isEqualTo("SUCCEEDED");
+        assertThat(second.path("retries").asInt()).isZero();
+        assertThat(second.path("durationMillis").isNumber()).isTrue();
+        assertThat(second.path("startedAt").isString()).isTrue();
+        assertThat(second.path("finishedAt").isString()).isTrue();
+        assertThat(second.path("error").isNull()).isTrue();
+        assertThat(newest.body().path("nextBefore").asLong()).isEqualTo(2);
+
+        JsonNode older = get("/api/jobs/" + code + "/runs?limit=1&before=2").body();
+        assertThat(older.path("items").get(0).path("runNo").asLong()).isEqualTo(1);
+        assertThat(older.path("nextBefore").isNull()).isTrue();
+
+        assertThat(get("/v3/api-docs")
+                        .body()
+                        .path("paths")
+                        .path("/api/jobs/{code}/runs")
+                        .path("get")
+                        .path("summary")
+                        .asString())
+                .contains("newest first");
+        assertProblem(get("/api/jobs/no-such-" + run + "/runs"), 404, "no-such-" + run);
+        assertProblem(get("/api/jobs/" + code + "/runs?limit=0"), 400, "'limit'");
+    }
+
+    @Test
     void theSeedJobWithACronHasAnEveryMinuteSchedule() {
         await().atMost(WAIT).until(() -> get("/api/jobs/no_param_job").status() == 200);
         JsonNode job = get("/api/jobs/no_param_job").body();

@@ -22,6 +22,8 @@ import tools.jackson.databind.json.JsonMapper;
  * @param waiting chunks waiting to run or to retry
  * @param remaining running plus waiting
  * @param finished whether no chunk remains
+ * @param rescuePending of the running chunks, those whose lease expired (their instance stopped);
+ *     the next rescue returns them to waiting
  */
 public record BatchResponse(
         long id,
@@ -36,7 +38,8 @@ public record BatchResponse(
         int running,
         int waiting,
         int remaining,
-        boolean finished) {
+        boolean finished,
+        int rescuePending) {
 
     static BatchResponse of(Batch b, BatchProgress p, JsonMapper mapper) {
         return new BatchResponse(
@@ -52,6 +55,7 @@ public record BatchResponse(
                 p.running(),
                 p.waiting(),
                 p.remaining(),
-                p.finished());
+                p.finished(),
+                p.rescuePending());
     }
 }

@@ -9,6 +9,7 @@ import io.dbtasks.job.JobDefinition;
 import io.dbtasks.job.JobNotFoundException;
 import io.dbtasks.job.JobPage;
 import io.dbtasks.job.JobRun;
+import io.dbtasks.job.JobRunRecordPage;
 import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
@@ -135,6 +136,43 @@ public class JobController {
             throw new JobNotFoundException(code);
         }
         return ResponseEntity.noContent().build();
+    }
+
+    /**
+     * The runs recorded under a code, newest first: number, task, enqueue, start and finish times,
+     * outcome, duration, retries and last error.
+     *
+     * @param code the code
+     * @param before the {@code nextBefore} of the previous page, or none for the newest page
+     * @param limit runs per page, 1 to 1000
+     * @return a keyset page with {@code nextBefore} (null on the last page); 404 if no definition has
+     *     the code and no run was recorded under it
+     */
+    @GetMapping("/jobs/{code}/runs")
+    @io.swagger.v3.oas.annotations.Operation(
+            summary = "List a job definition's runs, newest first",
+            description = "Keyset pages of the runs recorded under the code: runNo, taskId, enqueuedAt,"
+                    + " startedAt (the first attempt's start), finishedAt, outcome (the task's state, null once"
+                    + " retention removed it), durationMillis (start to finish, retries' waits included),"
+                    + " retries (attempts - 1) and error (the last one). Pass nextBefore as before for the next"
+                    + " (older) page. Viewer role.")
+    public Map<String, Object> runs(
+            @PathVariable String code,
+            @RequestParam(required = false) Long before,
+            @RequestParam(defaultValue = "50") int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new BadRequestException("'limit' must be 1 to " + MAX_LIMIT + ", got " + limit);
+        }
+        JobRunRecordPage page = dbTasks.jobs().runs(code, before, limit);
+        if (page.items().isEmpty()
+                && before == null
+                && dbTasks.jobs().find(code).isEmpty()) {
+            throw new JobNotFoundException(code);
+        }
+        java.util.LinkedHashMap<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("items", page.items().stream().map(JobRunResponse::of).toList());
+        body.put("nextBefore", page.nextBeforeRunNo());
+        return body;
     }
 
     /**
