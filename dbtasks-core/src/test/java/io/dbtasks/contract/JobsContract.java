@@ -255,7 +255,7 @@ public abstract class JobsContract extends EngineHarness {
         assertThat(jobs.runs("logged_job", null, 10).items()).isEmpty();
         tasks.start();
         for (int i = 1; i <= 3; i++) {
-            assertThat(jobs.run("logged_job").runNo()).isEqualTo(i);
+            assertThat(jobs.run("logged_job", true).runNo()).isEqualTo(i);
             settled(tasks, "logged_job", TaskStatus.SUCCEEDED);
         }
         jobs.run("failing_job");

@@ -3,6 +3,7 @@ package io.dbtasks.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.dbtasks.DbTasks;
 import io.dbtasks.server.demo.DemoOrderBatch;
 import java.time.Duration;
 import java.util.UUID;
@@ -246,7 +247,7 @@ abstract class JobApiContract {
         String code = "log-" + run;
         post("/api/jobs", syncJob(code, "log-" + run, null));
         for (int i = 1; i <= 2; i++) {
-            assertThat(post("/api/jobs/" + code + "/runs", null)
+            assertThat(post("/api/jobs/" + code + "/runs?rerunSucceeded=true", null)
                             .body()
                             .path("runNo")
                             .asLong())
@@ -306,6 +307,37 @@ abstract class JobApiContract {
         assertThat(schedule.paused()).isFalse();
         assertThat(schedule.nextSlot().getEpochSecond() % 60).isZero();
         assertThat(schedule.nextSlot()).isBefore(java.time.Instant.now().plusSeconds(61));
+    }
+
+    /** A method another application's engine allow-lists; never called here. */
+    public static final class ShopTargets {
+        public void ship(String order) {}
+    }
+
+    @Test
+    void theAllowListAddsTheTargetsOfTheOtherLiveEnginesOfTheDatabase() {
+        DbTasks shop = DbTasks.builder(dataSource)
+                .workerId("shop-app")
+                .queue("shop", 1)
+                .jobTargets(new io.dbtasks.job.JobMethodRegistry()
+                        .register("shopTargets", new ShopTargets(), "ship", String.class))
+                .build();
+        try {
+            shop.start();
+            await().atMost(WAIT)
+                    .until(() -> get("/api/job-targets").body().toString().contains("shopTargets.ship"));
+            assertThat(get("/api/job-targets?queue=shop").body())
+                    .isEqualTo(mapper.readTree("[\"shopTargets.ship(java.lang.String)\"]"));
+            assertThat(get("/api/job-targets").body().toString())
+                    .contains("shopTargets.ship(java.lang.String)", "orderService.noParamTask()");
+            assertThat(get("/api/job-targets?queue=default").body().toString())
+                    .doesNotContain("shopTargets")
+                    .contains("orderService.noParamTask()");
+        } finally {
+            shop.stop(Duration.ofSeconds(5));
+        }
+        await().atMost(WAIT)
+                .until(() -> !get("/api/job-targets").body().toString().contains("shopTargets"));
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.dbtasks.server.jobs;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.WorkerInfo;
 import io.dbtasks.batch.Batch;
 import io.dbtasks.batch.BatchRequest;
 import io.dbtasks.batch.Batches;
@@ -15,6 +16,7 @@ import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
 import io.dbtasks.server.api.BadRequestException;
 import io.dbtasks.server.audit.AuditDetails;
+import io.dbtasks.server.instance.LiveInstances;
 import io.dbtasks.spring.TaskMethodRegistrar;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -52,16 +54,23 @@ public class JobController {
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
     private final ObjectProvider<TaskMethodRegistrar> targets;
+    private final LiveInstances liveInstances;
 
     /**
      * @param dbTasks the engine
      * @param mapper writes arguments and parameters back to text
      * @param targets the allow-list, if the starter built one
+     * @param liveInstances the live engines, whose worker rows advertise their job targets
      */
-    public JobController(DbTasks dbTasks, JsonMapper mapper, ObjectProvider<TaskMethodRegistrar> targets) {
+    public JobController(
+            DbTasks dbTasks,
+            JsonMapper mapper,
+            ObjectProvider<TaskMethodRegistrar> targets,
+            LiveInstances liveInstances) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
         this.targets = targets;
+        this.liveInstances = liveInstances;
     }
 
     /**
@@ -251,11 +260,28 @@ public class JobController {
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(summary);
     }
 
-    /** @return the methods job definitions may call, as {@code bean.method(types)} */
+    /**
+     * The methods job definitions may call: those this server allow-lists and those every live
+     * engine sharing its database advertises in its worker row, so a server beside an application
+     * lists the application's targets too.
+     *
+     * @param queue only the targets of live engines that work this queue (this server's own are
+     *     then included only if it works the queue); all when absent
+     * @return the targets as {@code bean.method(types)}, sorted, each once
+     */
     @GetMapping("/job-targets")
-    public List<String> targets() {
+    public List<String> targets(@RequestParam(required = false) String queue) {
+        TreeSet<String> all = new TreeSet<>();
         TaskMethodRegistrar registrar = targets.getIfAvailable();
-        return registrar == null ? List.of() : registrar.allowed();
+        if (registrar != null && queue == null) {
+            all.addAll(registrar.allowed());
+        }
+        for (WorkerInfo w : liveInstances.live()) {
+            if (w.jobTargets() != null && (queue == null || w.queues().containsKey(queue))) {
+                all.addAll(w.jobTargets());
+            }
+        }
+        return List.copyOf(all);
     }
 
     /**
