@@ -17,6 +17,7 @@ import io.dbtasks.job.StoredJob;
 import io.dbtasks.server.api.BadRequestException;
 import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.server.instance.LiveInstances;
+import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.spring.TaskMethodRegistrar;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -55,22 +56,26 @@ public class JobController {
     private final JsonMapper mapper;
     private final ObjectProvider<TaskMethodRegistrar> targets;
     private final LiveInstances liveInstances;
+    private final PayloadVisibility visibility;
 
     /**
      * @param dbTasks the engine
      * @param mapper writes arguments and parameters back to text
      * @param targets the allow-list, if the starter built one
      * @param liveInstances the live engines, whose worker rows advertise their job targets
+     * @param visibility whether the caller may see arguments and parameters (payloads)
      */
     public JobController(
             DbTasks dbTasks,
             JsonMapper mapper,
             ObjectProvider<TaskMethodRegistrar> targets,
-            LiveInstances liveInstances) {
+            LiveInstances liveInstances,
+            PayloadVisibility visibility) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
         this.targets = targets;
         this.liveInstances = liveInstances;
+        this.visibility = visibility;
     }
 
     /**
@@ -89,9 +94,10 @@ public class JobController {
         }
         JobPage page = dbTasks.jobs().list(blankToNull(businessType), after, limit);
         java.util.LinkedHashMap<String, Object> body = new java.util.LinkedHashMap<>();
+        boolean show = visibility.showPayloads();
         body.put(
                 "items",
-                page.items().stream().map(j -> JobResponse.of(j, mapper)).toList());
+                page.items().stream().map(j -> JobResponse.of(j, mapper, show)).toList());
         body.put("nextAfter", page.nextAfterId());
         return body;
     }
@@ -107,7 +113,7 @@ public class JobController {
         }
         StoredJob job = dbTasks.jobs().create(definition(body.code(), body));
         URI location = relative(request, "/api/jobs/{code}", job.definition().code());
-        return ResponseEntity.created(location).body(JobResponse.of(job, mapper));
+        return ResponseEntity.created(location).body(JobResponse.of(job, mapper, visibility.showPayloads()));
     }
 
     /**
@@ -116,7 +122,10 @@ public class JobController {
      */
     @GetMapping("/jobs/{code}")
     public JobResponse get(@PathVariable String code) {
-        return JobResponse.of(dbTasks.jobs().find(code).orElseThrow(() -> new JobNotFoundException(code)), mapper);
+        return JobResponse.of(
+                dbTasks.jobs().find(code).orElseThrow(() -> new JobNotFoundException(code)),
+                mapper,
+                visibility.showPayloads());
     }
 
     /**
@@ -132,7 +141,7 @@ public class JobController {
             throw new BadRequestException("The body's code '" + body.code() + "' differs from the path's '" + code
                     + "'; a job's code cannot change: create a new job and delete this one");
         }
-        return JobResponse.of(dbTasks.jobs().update(definition(code, body)), mapper);
+        return JobResponse.of(dbTasks.jobs().update(definition(code, body)), mapper, visibility.showPayloads());
     }
 
     /**
@@ -312,7 +321,8 @@ public class JobController {
             b.maxAttempts(body.maxAttempts());
         }
         Batch batch = dbTasks.batches().create(b.build());
-        BatchResponse response = BatchResponse.of(batch, dbTasks.batches().progress(batch.id()), mapper);
+        BatchResponse response =
+                BatchResponse.of(batch, dbTasks.batches().progress(batch.id()), mapper, visibility.showPayloads());
         if (batch.duplicate()) {
             return ResponseEntity.ok(response);
         }
@@ -327,7 +337,7 @@ public class JobController {
     @GetMapping("/batches/{id}")
     public BatchResponse batch(@PathVariable long id) {
         Batch batch = dbTasks.batches().find(id).orElseThrow(() -> new io.dbtasks.batch.BatchNotFoundException(id));
-        return BatchResponse.of(batch, dbTasks.batches().progress(id), mapper);
+        return BatchResponse.of(batch, dbTasks.batches().progress(id), mapper, visibility.showPayloads());
     }
 
     /**
