@@ -102,6 +102,22 @@ public interface JobDefinitions {
     JobPage list(String businessType, Long afterId, int limit);
 
     /**
+     * Lists the runs recorded under a code, newest (highest run number) first, a keyset page at a
+     * time: each run's number, task, enqueue, start and finish times, outcome, duration, retries and
+     * last error. Runs stay listed after their definition is deleted; their task fields are {@code
+     * null} once retention has removed the task.
+     *
+     * @param code the definition's code
+     * @param beforeRunNo the {@link JobRunRecordPage#nextBeforeRunNo()} of the previous page, or
+     *     {@code null} for the newest page
+     * @param limit runs per page, 1 to 1000
+     * @return the page; empty if no run has this code
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @throws DbTasksException if the database fails
+     */
+    JobRunRecordPage runs(String code, Long beforeRunNo, int limit);
+
+    /**
      * Runs one definition now, unless its last run is still pending or has succeeded; the same as
      * {@link #run(String, boolean) run(code, false)}.
      *

@@ -12,8 +12,10 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -26,7 +28,11 @@ import tools.jackson.databind.json.JsonMapper;
  * or {@code long[]}) equal the stored text exactly. Nothing is resolved otherwise: no class is
  * loaded, no bean looked up and no method searched for by a stored name (CWE-470), and arguments
  * are read by Jackson only as the registered method's declared (generic) parameter types, never as
- * a type named in the JSON (CWE-502; use a mapper without default typing).
+ * a type named in the JSON (CWE-502; use a mapper without default typing). Arguments are read
+ * strictly whatever the mapper's own setting: a property the parameter's type does not have (a
+ * misspelt {@code userNam}) fails the run at once, FAILED with a reason naming the property, instead
+ * of calling the method with that field {@code null}; a type annotated
+ * {@code @JsonIgnoreProperties(ignoreUnknown = true)} keeps ignoring them.
  *
  * <p>Thread-safe: registrations may happen while jobs run (a registered method becomes callable at
  * once), though applications normally register everything at startup.
@@ -199,7 +205,17 @@ public final class JobMethodRegistry implements JobTargetInvoker {
         Object[] args = new Object[types.length];
         for (int i = 0; i < types.length; i++) {
             try {
-                args[i] = mapper.readerFor(types[i]).readValue(array.get(i));
+                // Strict whatever the application's mapper says: a misspelt property must fail the
+                // run, not call the method with that parameter's field left null.
+                args[i] = mapper.readerFor(types[i])
+                        .with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                        .readValue(array.get(i));
+            } catch (UnrecognizedPropertyException e) {
+                throw new InvalidJobArgumentsException(
+                        "Job '" + code + "': argument " + (i + 1) + " has the property '" + e.getPropertyName()
+                                + "', which " + types[i].toCanonical() + " does not have (known: "
+                                + e.getKnownPropertyIds() + "); fix the definition's arguments and run it again",
+                        e);
             } catch (JacksonException e) {
                 throw new InvalidJobArgumentsException(
                         "Job '" + code + "': argument " + (i + 1) + " cannot be read as " + types[i].toCanonical()

@@ -16,6 +16,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -179,6 +180,27 @@ public abstract class BatchContract extends EngineHarness {
         assertThat(tasks.batches().retryFailed(batch.id())).isEqualTo(1);
         eventually().until(() -> tasks.batches().progress(batch.id()).done() == 5);
         assertThat(effectsPerChunk(batch.id()).values()).hasSize(5).containsOnly(1);
+    }
+
+    @Test
+    void aRunningChunkWhoseLeaseExpiredCountsAsRescuePending() {
+        DbTasks tasks = producer();
+        Batch batch = tasks.batches().create(BatchRequest.builder("effect", 3).build());
+        long live = count("SELECT task_id FROM dbtasks_batch_chunk WHERE batch_id = ? AND chunk = 0", batch.id());
+        long dead = count("SELECT task_id FROM dbtasks_batch_chunk WHERE batch_id = ? AND chunk = 1", batch.id());
+        // Two chunks claimed by instances; the second instance then died (its lease ran out).
+        for (long id : List.of(live, dead)) {
+            sql(
+                    "UPDATE dbtasks_task SET status = 'RUNNING', attempt = 1, lease_owner = 'instance', lease_token = 1,"
+                            + " lease_expires_at = ? WHERE id = ?",
+                    java.time.Instant.now().plus(Duration.ofHours(1)),
+                    id);
+        }
+        expireLease(dead);
+
+        BatchProgress p = tasks.batches().progress(batch.id());
+        assertThat(p).isEqualTo(new BatchProgress(batch.id(), 3, 0, 0, 2, 1, 1));
+        assertThat(p.remaining()).isEqualTo(3);
     }
 
     @Test

@@ -17,6 +17,8 @@ import io.dbtasks.job.JobMethodRegistry;
 import io.dbtasks.job.JobNotFoundException;
 import io.dbtasks.job.JobPage;
 import io.dbtasks.job.JobRun;
+import io.dbtasks.job.JobRunRecord;
+import io.dbtasks.job.JobRunRecordPage;
 import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
@@ -216,6 +218,81 @@ public abstract class JobsContract extends EngineHarness {
                     tasks.attempts(jobs.find(code).orElseThrow().lastTaskId());
             assertThat(attempts).as(code + " is not retried").hasSize(1);
         }
+    }
+
+    @Test
+    void anUnknownPropertyInTheArgumentsFailsTheRunNamingItInsteadOfCallingTheMethodWithNulls() {
+        DbTasks tasks = worker();
+        JobDefinitions jobs = tasks.jobs();
+        jobs.create(job(
+                        "typo_job",
+                        "createOrder",
+                        "[{\"orderId\":20001,\"userNam\":\"Tom\",\"amount\":1}]",
+                        OrderDto.class.getName())
+                .build());
+        tasks.start();
+        jobs.run("typo_job");
+
+        StoredJob failed = settled(tasks, "typo_job", TaskStatus.FAILED);
+        assertThat(failed.lastError())
+                .contains("argument 1")
+                .contains("'userNam'")
+                .contains("fix the definition");
+        assertThat(service.created)
+                .as("the method is never called with a null userName")
+                .isEmpty();
+        assertThat(tasks.attempts(failed.lastTaskId())).as("not retried").hasSize(1);
+    }
+
+    @Test
+    void runsOfADefinitionArePagedNewestFirstWithStartFinishOutcomeDurationRetriesAndError() {
+        DbTasks tasks = worker();
+        JobDefinitions jobs = tasks.jobs();
+        jobs.create(job("logged_job", "syncOrder", "[1, \"ops\"]", "java.lang.Long", "java.lang.String")
+                .build());
+        jobs.create(
+                job("failing_job", "failing", "[\"boom\"]", "java.lang.String").build());
+        assertThat(jobs.runs("logged_job", null, 10).items()).isEmpty();
+        tasks.start();
+        for (int i = 1; i <= 3; i++) {
+            assertThat(jobs.run("logged_job", true).runNo()).isEqualTo(i);
+            settled(tasks, "logged_job", TaskStatus.SUCCEEDED);
+        }
+        jobs.run("failing_job");
+        StoredJob failing = settled(tasks, "failing_job", TaskStatus.FAILED);
+
+        JobRunRecordPage first = jobs.runs("logged_job", null, 2);
+        assertThat(first.items()).extracting(JobRunRecord::runNo).containsExactly(3L, 2L);
+        assertThat(first.nextBeforeRunNo()).isEqualTo(2L);
+        JobRunRecordPage second = jobs.runs("logged_job", first.nextBeforeRunNo(), 2);
+        assertThat(second.items()).extracting(JobRunRecord::runNo).containsExactly(1L);
+        assertThat(second.nextBeforeRunNo()).isNull();
+        JobRunRecord newest = first.items().get(0);
+        assertThat(newest.taskId())
+                .isEqualTo(jobs.find("logged_job").orElseThrow().lastTaskId());
+        assertThat(newest.outcome()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(newest.retries()).isZero();
+        assertThat(newest.error()).isNull();
+        assertThat(newest.startedAt()).isAfterOrEqualTo(newest.enqueuedAt());
+        assertThat(newest.finishedAt()).isAfterOrEqualTo(newest.startedAt());
+        assertThat(newest.duration()).isEqualTo(Duration.between(newest.startedAt(), newest.finishedAt()));
+
+        List<JobRunRecord> failedRuns = jobs.runs("failing_job", null, 10).items();
+        assertThat(failedRuns).hasSize(1);
+        JobRunRecord failed = failedRuns.get(0);
+        assertThat(failed.taskId()).isEqualTo(failing.lastTaskId());
+        assertThat(failed.outcome()).isEqualTo(TaskStatus.FAILED);
+        assertThat(failed.retries()).as("two attempts, one retry").isEqualTo(1);
+        assertThat(failed.error()).contains("failing on purpose: boom");
+        List<Attempt> attempts = tasks.attempts(failing.lastTaskId());
+        assertThat(failed.startedAt())
+                .as("the first attempt's start")
+                .isEqualTo(attempts.stream()
+                        .map(Attempt::startedAt)
+                        .min(java.util.Comparator.naturalOrder())
+                        .orElseThrow());
+        assertThat(failed.duration()).isPositive();
+        assertThatThrownBy(() -> jobs.runs("logged_job", null, 0)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -33,7 +33,11 @@ import org.springframework.test.context.TestPropertySource;
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dbtasks.poll-interval=50ms", "dbtasks.server.seed-demo-jobs=false"})
+        properties = {
+            "dbtasks.poll-interval=50ms",
+            "dbtasks.server.seed-demo-jobs=false",
+            "dbtasks.rescue-interval=1h" // an expired lease stays visible until the test looks
+        })
 @TestPropertySource(locations = "classpath:test-users.properties")
 class H2DashboardPagesTest {
     private static final String VIEWER = RawHttp.basic("viewer", "viewer-secret");
@@ -43,6 +47,9 @@ class H2DashboardPagesTest {
 
     @Autowired
     DbTasks dbTasks;
+
+    @Autowired
+    javax.sql.DataSource dataSource;
 
     RawHttp http;
     final String run = UUID.randomUUID().toString().substring(0, 8);
@@ -124,6 +131,56 @@ class H2DashboardPagesTest {
         assertThat(http.send("GET", "/dashboard/schedules", Map.of("Cookie", admin.cookie()), null)
                         .body())
                 .contains("id=\"resume-" + schedule + "\"");
+    }
+
+    @Test
+    void aDefinitionsPageShowsItsLatestRunsNewestFirst() {
+        String code = "dash-runs-" + run;
+        dbTasks.jobs()
+                .create(JobDefinition.builder(code)
+                        .name("Dash runs " + run)
+                        .business("dash-runs-type-" + run, "DASH-2")
+                        .target(JobTarget.of("orderService", "syncOrder", "java.lang.Long", "java.lang.String"))
+                        .arguments("[2, \"dash\"]")
+                        .queue("dash-runs-idle-" + run) // no worker: the run stays PENDING
+                        .build());
+        long taskId = dbTasks.jobs().run(code).taskId();
+
+        RawHttp.Response list = http.send("GET", "/dashboard/definitions", Map.of("Authorization", VIEWER), null);
+        assertThat(list.body()).contains("href=\"/dashboard/definitions/" + code + "\"");
+        RawHttp.Response page =
+                http.send("GET", "/dashboard/definitions/" + code, Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("Dash runs " + run)
+                .contains("<table id=\"runs\">")
+                .contains("data-run=\"1\"")
+                .contains("href=\"/dashboard/tasks/" + taskId + "\"")
+                .contains("PENDING");
+        assertThat(http.send("GET", "/dashboard/definitions/no-such-" + run, Map.of("Authorization", VIEWER), null)
+                        .status())
+                .isEqualTo(404);
+    }
+
+    @Test
+    void aChunkWhoseInstanceStoppedShowsAsRescuePending() throws Exception {
+        Batch batch = dbTasks.batches()
+                .create(BatchRequest.builder("dash.rescue-" + run, 2)
+                        .queue("dash-rescue-idle-" + run)
+                        .build());
+        try (java.sql.Connection c = dataSource.getConnection();
+                java.sql.PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET status = 'RUNNING',"
+                        + " attempt = 1, lease_owner = 'stopped', lease_token = 1, lease_expires_at = ?"
+                        + " WHERE id = (SELECT task_id FROM dbtasks_batch_chunk WHERE batch_id = ? AND chunk = 0)")) {
+            ps.setObject(1, java.time.OffsetDateTime.now().minusHours(1));
+            ps.setLong(2, batch.id());
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        RawHttp.Response page = http.send("GET", "/dashboard/batches", Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body()).contains("1 rescue pending");
+        RawHttp.Response api = http.send("GET", "/api/batches/" + batch.id(), Map.of("Authorization", VIEWER), null);
+        assertThat(api.body()).contains("\"running\":1").contains("\"rescuePending\":1");
     }
 
     // --- helpers ---------------------------------------------------------------------------------

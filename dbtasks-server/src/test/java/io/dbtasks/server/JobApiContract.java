@@ -3,6 +3,7 @@ package io.dbtasks.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.dbtasks.DbTasks;
 import io.dbtasks.server.demo.DemoOrderBatch;
 import java.time.Duration;
 import java.util.UUID;
@@ -242,6 +243,58 @@ abstract class JobApiContract {
     }
 
     @Test
+    void aViewerPagesADefinitionsRunsNewestFirstWithOutcomeDurationAndRetries() {
+        String code = "log-" + run;
+        post("/api/jobs", syncJob(code, "log-" + run, null));
+        for (int i = 1; i <= 2; i++) {
+            assertThat(post("/api/jobs/" + code + "/runs?rerunSucceeded=true", null)
+                            .body()
+                            .path("runNo")
+                            .asLong())
+                    .isEqualTo(i);
+            await().atMost(WAIT)
+                    .until(() -> "SUCCEEDED"
+                            .equals(get("/api/jobs/" + code)
+                                    .body()
+                                    .path("lastStatus")
+                                    .asString()));
+        }
+        client = client.mutate()
+                .defaultHeaders(h -> h.setBasicAuth("viewer", "viewer-secret"))
+                .build();
+
+        Response newest = get("/api/jobs/" + code + "/runs?limit=1");
+        assertThat(newest.status()).as(newest.body().toString()).isEqualTo(200);
+        assertThat(newest.body().path("items")).hasSize(1);
+        JsonNode second = newest.body().path("items").get(0);
+        assertThat(second.path("runNo").asLong()).isEqualTo(2);
+        assertThat(second.path("taskId").asLong())
+                .isEqualTo(get("/api/jobs/" + code).body().path("lastTaskId").asLong());
+        assertThat(second.path("outcome").asString()).isEqualTo("SUCCEEDED");
+        assertThat(second.path("retries").asInt()).isZero();
+        assertThat(second.path("durationMillis").isNumber()).isTrue();
+        assertThat(second.path("startedAt").isString()).isTrue();
+        assertThat(second.path("finishedAt").isString()).isTrue();
+        assertThat(second.path("error").isNull()).isTrue();
+        assertThat(newest.body().path("nextBefore").asLong()).isEqualTo(2);
+
+        JsonNode older = get("/api/jobs/" + code + "/runs?limit=1&before=2").body();
+        assertThat(older.path("items").get(0).path("runNo").asLong()).isEqualTo(1);
+        assertThat(older.path("nextBefore").isNull()).isTrue();
+
+        assertThat(get("/v3/api-docs")
+                        .body()
+                        .path("paths")
+                        .path("/api/jobs/{code}/runs")
+                        .path("get")
+                        .path("summary")
+                        .asString())
+                .contains("newest first");
+        assertProblem(get("/api/jobs/no-such-" + run + "/runs"), 404, "no-such-" + run);
+        assertProblem(get("/api/jobs/" + code + "/runs?limit=0"), 400, "'limit'");
+    }
+
+    @Test
     void theSeedJobWithACronHasAnEveryMinuteSchedule() {
         await().atMost(WAIT).until(() -> get("/api/jobs/no_param_job").status() == 200);
         JsonNode job = get("/api/jobs/no_param_job").body();
@@ -254,6 +307,37 @@ abstract class JobApiContract {
         assertThat(schedule.paused()).isFalse();
         assertThat(schedule.nextSlot().getEpochSecond() % 60).isZero();
         assertThat(schedule.nextSlot()).isBefore(java.time.Instant.now().plusSeconds(61));
+    }
+
+    /** A method another application's engine allow-lists; never called here. */
+    public static final class ShopTargets {
+        public void ship(String order) {}
+    }
+
+    @Test
+    void theAllowListAddsTheTargetsOfTheOtherLiveEnginesOfTheDatabase() {
+        DbTasks shop = DbTasks.builder(dataSource)
+                .workerId("shop-app")
+                .queue("shop", 1)
+                .jobTargets(new io.dbtasks.job.JobMethodRegistry()
+                        .register("shopTargets", new ShopTargets(), "ship", String.class))
+                .build();
+        try {
+            shop.start();
+            await().atMost(WAIT)
+                    .until(() -> get("/api/job-targets").body().toString().contains("shopTargets.ship"));
+            assertThat(get("/api/job-targets?queue=shop").body())
+                    .isEqualTo(mapper.readTree("[\"shopTargets.ship(java.lang.String)\"]"));
+            assertThat(get("/api/job-targets").body().toString())
+                    .contains("shopTargets.ship(java.lang.String)", "orderService.noParamTask()");
+            assertThat(get("/api/job-targets?queue=default").body().toString())
+                    .doesNotContain("shopTargets")
+                    .contains("orderService.noParamTask()");
+        } finally {
+            shop.stop(Duration.ofSeconds(5));
+        }
+        await().atMost(WAIT)
+                .until(() -> !get("/api/job-targets").body().toString().contains("shopTargets"));
     }
 
     @Test

@@ -31,6 +31,15 @@ import java.lang.annotation.Target;
  * may inject {@code DbTasks} or {@link TaskTemplate} directly. Two declarations of one kind (by this
  * annotation or by {@link KindHandler} beans) fail the startup with a {@link DuplicateKindException}.
  * Handlers run on worker threads, possibly many at once: they must be thread-safe.
+ *
+ * <p>Retries are not declared here. The engine keeps them per task, fixed when it is enqueued (a
+ * retry or a rescue keeps them): set them on the request with {@link
+ * io.dbtasks.TaskRequest.Builder#maxAttempts(int)} and {@link
+ * io.dbtasks.TaskRequest.Builder#retryPolicy(io.dbtasks.RetryPolicy)} (fixed or exponential backoff
+ * with a cap and jitter); a request that does not say gets the engine's defaults, {@code
+ * dbtasks.default-max-attempts} and {@code dbtasks.default-retry.*}. The engine has no defaults per
+ * kind for this annotation to set. A handler that knows a failure is permanent throws {@link
+ * io.dbtasks.NonRetryableException}, which fails the task at once.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -193,7 +193,9 @@ public final class JdbcBatches implements Batches {
                 + ", " + Dialect.status(TaskStatus.CANCELLED) + ", " + Dialect.status(TaskStatus.SUCCEEDED)
                 + ")) THEN 1 ELSE 0 END),"
                 + " SUM(CASE WHEN " + notDone + "t.status = " + Dialect.status(TaskStatus.RUNNING)
-                + " THEN 1 ELSE 0 END)"
+                + " THEN 1 ELSE 0 END),"
+                + " SUM(CASE WHEN " + notDone + "t.status = " + Dialect.status(TaskStatus.RUNNING)
+                + " AND t.lease_expires_at < " + dialect.now() + " THEN 1 ELSE 0 END)"
                 + " FROM dbtasks_batch_chunk c LEFT JOIN dbtasks_task t ON t.id = c.task_id WHERE c.batch_id = ?";
         BatchProgress p = jdbc.withConnection("Counting the chunks of batch " + id, c -> {
             try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -207,7 +209,8 @@ public final class JdbcBatches implements Batches {
                     int done = rs.getInt(2);
                     int failed = rs.getInt(3);
                     int running = rs.getInt(4);
-                    return new BatchProgress(id, chunks, done, failed, running, chunks - done - failed - running);
+                    return new BatchProgress(
+                            id, chunks, done, failed, running, chunks - done - failed - running, rs.getInt(5));
                 }
             }
         });

@@ -14,6 +14,8 @@ import io.dbtasks.job.JobDisabledException;
 import io.dbtasks.job.JobNotFoundException;
 import io.dbtasks.job.JobPage;
 import io.dbtasks.job.JobRun;
+import io.dbtasks.job.JobRunRecord;
+import io.dbtasks.job.JobRunRecordPage;
 import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
@@ -256,6 +258,62 @@ public final class JdbcJobDefinitions implements JobDefinitions {
                 return new JobPage(items, null);
             }
         });
+    }
+
+    @Override
+    public JobRunRecordPage runs(String code, Long beforeRunNo, int limit) {
+        StoredText.requireText("code", Objects.requireNonNull(code, "code"));
+        if (limit < 1 || limit > 1000) {
+            throw new IllegalArgumentException("limit must be 1 to 1000, got " + limit);
+        }
+        // The first attempt's start, not the task's started_at, which each claim overwrites.
+        String sql = "SELECT r.run_no, r.task_id, r.created_at, t.status, t.attempt, t.started_at, t.finished_at,"
+                + " t.last_error, (SELECT MIN(a.started_at) FROM dbtasks_attempt a WHERE a.task_id = r.task_id)"
+                + " AS first_started_at FROM dbtasks_job_run r LEFT JOIN dbtasks_task t ON t.id = r.task_id"
+                + " WHERE r.job_code = ?" + (beforeRunNo != null ? " AND r.run_no < ?" : "")
+                + " ORDER BY r.run_no DESC, r.task_id DESC LIMIT " + (limit + 1);
+        return jdbc.withConnection("Listing runs of job " + code, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, code);
+                if (beforeRunNo != null) {
+                    ps.setLong(2, beforeRunNo);
+                }
+                List<JobRunRecord> items = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        items.add(runRecord(rs));
+                    }
+                }
+                if (items.size() > limit) {
+                    items = items.subList(0, limit);
+                    return new JobRunRecordPage(items, items.get(limit - 1).runNo());
+                }
+                return new JobRunRecordPage(items, null);
+            }
+        });
+    }
+
+    private JobRunRecord runRecord(ResultSet rs) throws SQLException {
+        String status = rs.getString("status");
+        java.time.Instant started = dialect.getInstant(rs, "first_started_at");
+        if (started == null) {
+            started = dialect.getInstant(rs, "started_at");
+        }
+        TaskStatus outcome = status == null ? null : TaskStatus.valueOf(status);
+        // A retried task keeps its previous attempt's finish until it ends again.
+        java.time.Instant finished =
+                outcome != null && outcome.isFinal() ? dialect.getInstant(rs, "finished_at") : null;
+        int attempts = rs.getInt("attempt");
+        return new JobRunRecord(
+                rs.getLong("run_no"),
+                rs.getLong("task_id"),
+                dialect.getInstant(rs, "created_at"),
+                started,
+                finished,
+                outcome,
+                started != null && finished != null ? Duration.between(started, finished) : null,
+                Math.max(0, attempts - 1),
+                rs.getString("last_error"));
     }
 
     @Override

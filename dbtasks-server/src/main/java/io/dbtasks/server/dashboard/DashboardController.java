@@ -531,6 +531,24 @@ public class DashboardController {
         return "dashboard/definitions";
     }
 
+    @GetMapping("/dashboard/definitions/{code}")
+    public String definition(@PathVariable String code, @RequestParam(required = false) String before, Model model) {
+        Long cursor = null;
+        if (before != null && !before.isBlank()) {
+            cursor = parseId(before);
+        }
+        io.dbtasks.job.StoredJob job = dbTasks.jobs()
+                .find(code)
+                .orElseThrow(() -> new TaskNotFoundException("No job definition has code '" + code + "'"));
+        io.dbtasks.job.JobRunRecordPage runs = dbTasks.jobs().runs(code, cursor, PAGE_SIZE);
+        model.addAttribute("page", "definitions");
+        model.addAttribute("job", job);
+        model.addAttribute("runs", runs.items());
+        model.addAttribute("next", runs.nextBeforeRunNo());
+        model.addAttribute("cursor", cursor);
+        return "dashboard/definition";
+    }
+
     @PostMapping("/dashboard/definitions/{code}/run")
     public String runDefinition(@PathVariable String code, RedirectAttributes flash) {
         JobRun run;

@@ -2,6 +2,7 @@ package io.dbtasks.server.jobs;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.WorkerInfo;
 import io.dbtasks.batch.Batch;
 import io.dbtasks.batch.BatchRequest;
 import io.dbtasks.batch.Batches;
@@ -9,11 +10,14 @@ import io.dbtasks.job.JobDefinition;
 import io.dbtasks.job.JobNotFoundException;
 import io.dbtasks.job.JobPage;
 import io.dbtasks.job.JobRun;
+import io.dbtasks.job.JobRunRecordPage;
 import io.dbtasks.job.JobRunSummary;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
 import io.dbtasks.server.api.BadRequestException;
 import io.dbtasks.server.audit.AuditDetails;
+import io.dbtasks.server.instance.LiveInstances;
+import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.spring.TaskMethodRegistrar;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -51,16 +55,27 @@ public class JobController {
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
     private final ObjectProvider<TaskMethodRegistrar> targets;
+    private final LiveInstances liveInstances;
+    private final PayloadVisibility visibility;
 
     /**
      * @param dbTasks the engine
      * @param mapper writes arguments and parameters back to text
      * @param targets the allow-list, if the starter built one
+     * @param liveInstances the live engines, whose worker rows advertise their job targets
+     * @param visibility whether the caller may see arguments and parameters (payloads)
      */
-    public JobController(DbTasks dbTasks, JsonMapper mapper, ObjectProvider<TaskMethodRegistrar> targets) {
+    public JobController(
+            DbTasks dbTasks,
+            JsonMapper mapper,
+            ObjectProvider<TaskMethodRegistrar> targets,
+            LiveInstances liveInstances,
+            PayloadVisibility visibility) {
         this.dbTasks = dbTasks;
         this.mapper = mapper;
         this.targets = targets;
+        this.liveInstances = liveInstances;
+        this.visibility = visibility;
     }
 
     /**
@@ -79,9 +94,10 @@ public class JobController {
         }
         JobPage page = dbTasks.jobs().list(blankToNull(businessType), after, limit);
         java.util.LinkedHashMap<String, Object> body = new java.util.LinkedHashMap<>();
+        boolean show = visibility.showPayloads();
         body.put(
                 "items",
-                page.items().stream().map(j -> JobResponse.of(j, mapper)).toList());
+                page.items().stream().map(j -> JobResponse.of(j, mapper, show)).toList());
         body.put("nextAfter", page.nextAfterId());
         return body;
     }
@@ -97,7 +113,7 @@ public class JobController {
         }
         StoredJob job = dbTasks.jobs().create(definition(body.code(), body));
         URI location = relative(request, "/api/jobs/{code}", job.definition().code());
-        return ResponseEntity.created(location).body(JobResponse.of(job, mapper));
+        return ResponseEntity.created(location).body(JobResponse.of(job, mapper, visibility.showPayloads()));
     }
 
     /**
@@ -106,7 +122,10 @@ public class JobController {
      */
     @GetMapping("/jobs/{code}")
     public JobResponse get(@PathVariable String code) {
-        return JobResponse.of(dbTasks.jobs().find(code).orElseThrow(() -> new JobNotFoundException(code)), mapper);
+        return JobResponse.of(
+                dbTasks.jobs().find(code).orElseThrow(() -> new JobNotFoundException(code)),
+                mapper,
+                visibility.showPayloads());
     }
 
     /**
@@ -122,7 +141,7 @@ public class JobController {
             throw new BadRequestException("The body's code '" + body.code() + "' differs from the path's '" + code
                     + "'; a job's code cannot change: create a new job and delete this one");
         }
-        return JobResponse.of(dbTasks.jobs().update(definition(code, body)), mapper);
+        return JobResponse.of(dbTasks.jobs().update(definition(code, body)), mapper, visibility.showPayloads());
     }
 
     /**
@@ -135,6 +154,43 @@ public class JobController {
             throw new JobNotFoundException(code);
         }
         return ResponseEntity.noContent().build();
+    }
+
+    /**
+     * The runs recorded under a code, newest first: number, task, enqueue, start and finish times,
+     * outcome, duration, retries and last error.
+     *
+     * @param code the code
+     * @param before the {@code nextBefore} of the previous page, or none for the newest page
+     * @param limit runs per page, 1 to 1000
+     * @return a keyset page with {@code nextBefore} (null on the last page); 404 if no definition has
+     *     the code and no run was recorded under it
+     */
+    @GetMapping("/jobs/{code}/runs")
+    @io.swagger.v3.oas.annotations.Operation(
+            summary = "List a job definition's runs, newest first",
+            description = "Keyset pages of the runs recorded under the code: runNo, taskId, enqueuedAt,"
+                    + " startedAt (the first attempt's start), finishedAt, outcome (the task's state, null once"
+                    + " retention removed it), durationMillis (start to finish, retries' waits included),"
+                    + " retries (attempts - 1) and error (the last one). Pass nextBefore as before for the next"
+                    + " (older) page. Viewer role.")
+    public Map<String, Object> runs(
+            @PathVariable String code,
+            @RequestParam(required = false) Long before,
+            @RequestParam(defaultValue = "50") int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new BadRequestException("'limit' must be 1 to " + MAX_LIMIT + ", got " + limit);
+        }
+        JobRunRecordPage page = dbTasks.jobs().runs(code, before, limit);
+        if (page.items().isEmpty()
+                && before == null
+                && dbTasks.jobs().find(code).isEmpty()) {
+            throw new JobNotFoundException(code);
+        }
+        java.util.LinkedHashMap<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("items", page.items().stream().map(JobRunResponse::of).toList());
+        body.put("nextBefore", page.nextBeforeRunNo());
+        return body;
     }
 
     /**
@@ -213,11 +269,28 @@ public class JobController {
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(summary);
     }
 
-    /** @return the methods job definitions may call, as {@code bean.method(types)} */
+    /**
+     * The methods job definitions may call: those this server allow-lists and those every live
+     * engine sharing its database advertises in its worker row, so a server beside an application
+     * lists the application's targets too.
+     *
+     * @param queue only the targets of live engines that work this queue (this server's own are
+     *     then included only if it works the queue); all when absent
+     * @return the targets as {@code bean.method(types)}, sorted, each once
+     */
     @GetMapping("/job-targets")
-    public List<String> targets() {
+    public List<String> targets(@RequestParam(required = false) String queue) {
+        TreeSet<String> all = new TreeSet<>();
         TaskMethodRegistrar registrar = targets.getIfAvailable();
-        return registrar == null ? List.of() : registrar.allowed();
+        if (registrar != null && queue == null) {
+            all.addAll(registrar.allowed());
+        }
+        for (WorkerInfo w : liveInstances.live()) {
+            if (w.jobTargets() != null && (queue == null || w.queues().containsKey(queue))) {
+                all.addAll(w.jobTargets());
+            }
+        }
+        return List.copyOf(all);
     }
 
     /**
@@ -248,7 +321,8 @@ public class JobController {
             b.maxAttempts(body.maxAttempts());
         }
         Batch batch = dbTasks.batches().create(b.build());
-        BatchResponse response = BatchResponse.of(batch, dbTasks.batches().progress(batch.id()), mapper);
+        BatchResponse response =
+                BatchResponse.of(batch, dbTasks.batches().progress(batch.id()), mapper, visibility.showPayloads());
         if (batch.duplicate()) {
             return ResponseEntity.ok(response);
         }
@@ -263,7 +337,7 @@ public class JobController {
     @GetMapping("/batches/{id}")
     public BatchResponse batch(@PathVariable long id) {
         Batch batch = dbTasks.batches().find(id).orElseThrow(() -> new io.dbtasks.batch.BatchNotFoundException(id));
-        return BatchResponse.of(batch, dbTasks.batches().progress(id), mapper);
+        return BatchResponse.of(batch, dbTasks.batches().progress(id), mapper, visibility.showPayloads());
     }
 
     /**

@@ -21,7 +21,8 @@ import tools.jackson.databind.json.JsonMapper;
  * @param bean the target bean
  * @param method the target method
  * @param parameterTypes the target's parameter types
- * @param arguments the arguments, as JSON (as text if the stored text is not JSON)
+ * @param arguments the arguments, as JSON (as text if the stored text is not JSON), or {@code null} when
+ *     hidden from the caller ({@code argumentsOmitted})
  * @param queue the queue, or {@code null} for the default
  * @param maxAttempts attempts per run
  * @param backoff FIXED or EXPONENTIAL
@@ -35,6 +36,8 @@ import tools.jackson.databind.json.JsonMapper;
  * @param lastError that task's last error, or {@code null}
  * @param createdAt when the definition was created
  * @param updatedAt when it was last changed
+ * @param argumentsOmitted whether {@code arguments} is {@code null} because the caller may not see
+ *     payloads ({@code dbtasks.server.security.hide-payloads-from-viewers})
  */
 public record JobResponse(
         long id,
@@ -59,15 +62,25 @@ public record JobResponse(
         TaskStatus lastStatus,
         String lastError,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt,
+        boolean argumentsOmitted) {
 
-    static JobResponse of(StoredJob job, JsonMapper mapper) {
+    /**
+     * @param job the stored definition
+     * @param mapper parses the stored arguments
+     * @param showArguments false to leave the arguments out ({@code null}), for a caller who may not
+     *     see payloads
+     * @return the response
+     */
+    static JobResponse of(StoredJob job, JsonMapper mapper, boolean showArguments) {
         JobDefinition d = job.definition();
-        JsonNode args;
-        try {
-            args = mapper.readTree(d.arguments());
-        } catch (JacksonException e) {
-            args = mapper.getNodeFactory().stringNode(d.arguments());
+        JsonNode args = null;
+        if (showArguments) {
+            try {
+                args = mapper.readTree(d.arguments());
+            } catch (JacksonException e) {
+                args = mapper.getNodeFactory().stringNode(d.arguments());
+            }
         }
         return new JobResponse(
                 job.id(),
@@ -92,6 +105,7 @@ public record JobResponse(
                 job.lastStatus(),
                 job.lastError(),
                 job.createdAt(),
-                job.updatedAt());
+                job.updatedAt(),
+                !showArguments);
     }
 }
