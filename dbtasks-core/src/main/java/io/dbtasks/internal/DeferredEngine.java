@@ -51,10 +51,10 @@ public final class DeferredEngine {
     private volatile boolean closed;
     private Thread starter; // guarded by lock
 
-    // guarded by lock
-    private int failures;
-    private Instant lastFailureAt;
-    private String lastFailure;
+    // written under lock; volatile so health() reads them without waiting for a connection attempt
+    private volatile int failures;
+    private volatile Instant lastFailureAt;
+    private volatile String lastFailure;
     private long lastLoggedNanos;
 
     private DeferredEngine(Supplier<Engine> factory, EngineConfig config, HandlerRegistry handlers) {
@@ -263,20 +263,20 @@ public final class DeferredEngine {
         if (e != null) {
             return e.health();
         }
-        synchronized (lock) {
-            return new DbTasksHealth(
-                    null,
-                    Math.max(1, failures),
-                    lastFailureAt,
-                    lastFailure,
-                    false,
-                    0,
-                    0,
-                    null,
-                    null,
-                    null,
-                    "dbtasks has not reached its database yet: " + lastFailure);
-        }
+        // No lock: an attempt to reach the database holds it for up to the pool's connection timeout.
+        String failure = lastFailure;
+        return new DbTasksHealth(
+                null,
+                Math.max(1, failures),
+                lastFailureAt,
+                failure,
+                false,
+                0,
+                0,
+                null,
+                null,
+                null,
+                "dbtasks has not reached its database yet: " + failure);
     }
 
     /** @return the dialect's name, or {@code "unknown"} before the database was reached */

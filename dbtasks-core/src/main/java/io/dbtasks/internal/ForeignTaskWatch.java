@@ -45,6 +45,9 @@ import org.slf4j.LoggerFactory;
  * one volatile reference.
  */
 final class ForeignTaskWatch {
+    /** The least time after its last heartbeat that another engine counts as live. */
+    private static final Duration MIN_LIVE_WINDOW = Duration.ofMinutes(2);
+
     private static final Logger log = LoggerFactory.getLogger(ForeignTaskWatch.class);
     /** Tasks failed per group per check, in one transaction. */
     static final int FAIL_BATCH = 500;
@@ -168,12 +171,22 @@ final class ForeignTaskWatch {
                 + " AND queue IN (" + queues + ") GROUP BY queue, kind, job_target";
     }
 
+    /**
+     * How long after its last heartbeat another engine still counts as live: other engines may have
+     * a longer lease, so heartbeat less often than this one, and calling a live one dead would fail
+     * its tasks; calling a dead one live only delays that.
+     */
+    private Duration liveWindow() {
+        Duration threeLeases = config.lease().multipliedBy(3);
+        return threeLeases.compareTo(MIN_LIVE_WINDOW) > 0 ? threeLeases : MIN_LIVE_WINDOW;
+    }
+
     private List<Live> liveEngines() {
         return jdbc.withConnection("Read live engines", c -> {
             List<Live> list = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement("SELECT worker_id, queues, kinds, job_targets"
                     + " FROM dbtasks_worker WHERE heartbeat_at > " + dialect.nowPlusMillis())) {
-                ps.setLong(1, -config.lease().toMillis());
+                ps.setLong(1, -liveWindow().toMillis());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         list.add(new Live(

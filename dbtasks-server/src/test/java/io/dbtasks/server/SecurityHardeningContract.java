@@ -141,6 +141,14 @@ abstract class SecurityHardeningContract {
         assertThat(send("POST", "/api/jobs/no-such-job-" + run + "/runs", ADMIN, null)
                         .status())
                 .isNotIn(401, 403);
+        // Nor as a task of the engine's own job kind, which would call any allow-listed target.
+        String forged = "{\"kind\":\"dbtasks.job\",\"payload\":{\"code\":\"forged\",\"runNo\":1,"
+                + "\"bean\":\"orderService\",\"method\":\"noParamTask\",\"parameterTypes\":[],\"arguments\":\"[]\"}}";
+        for (String auth : List.of(OPERATOR, ADMIN)) {
+            RawHttp.Response r = send("POST", "/api/tasks", auth, forged);
+            assertThat(r.status()).as(r.body()).isEqualTo(400);
+            assertThat(r.body()).contains("the engine's own");
+        }
     }
 
     /**

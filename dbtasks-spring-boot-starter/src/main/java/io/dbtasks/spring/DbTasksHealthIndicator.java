@@ -86,8 +86,11 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
     }
 
     private String problem(DbTasksHealth h, Instant now) {
-        if (h.unavailable() != null) {
-            return h.unavailable();
+        String unavailable = h.unavailable();
+        if (unavailable != null) {
+            // "<what> failed last at <instant>: <database message>": the message is not for callers.
+            int message = unavailable.indexOf(": ");
+            return message < 0 ? unavailable : unavailable.substring(0, message) + ": " + sanitized(unavailable);
         }
         if (!h.healthy()) {
             return "the last " + h.consecutiveFailures() + " unit(s) of database work failed: "

@@ -195,7 +195,17 @@ public final class PostgresDialect implements Dialect {
 
     @Override
     public boolean behindPooler(DataSource connections) {
-        return PostgresPooling.unnamed(connections);
+        if (PostgresPooling.unnamed(connections)) {
+            return true;
+        }
+        // prepareThreshold=0 in the URL is what a pooler in transaction mode asks for: detection is
+        // skipped then, so session settings are too.
+        try (Connection c = connections.getConnection()) {
+            return c.isWrapperFor(org.postgresql.PGConnection.class)
+                    && c.unwrap(org.postgresql.PGConnection.class).getPrepareThreshold() == 0;
+        } catch (SQLException e) {
+            return true; // cannot tell: make no session setting
+        }
     }
 
     @Override
