@@ -108,6 +108,12 @@ public class TaskController {
             throw new BadRequestException(
                     "'kind' is required: the name of a registered task kind, one of " + new TreeSet<>(dbTasks.kinds()));
         }
+        if (body.kind().startsWith("dbtasks.")) {
+            // Job runs, cron slots and batch chunks: made by their own endpoints, which check roles,
+            // definitions and allow-lists; a task of these kinds would call any allow-listed target.
+            throw new BadRequestException("Kind '" + Problems.quote(body.kind()) + "' is the engine's own; run job"
+                    + " definitions through /api/jobs/{code}/runs and create batches through /api/batches");
+        }
         if (!dbTasks.kinds().contains(body.kind())) {
             throw new BadRequestException("Unknown task kind '" + Problems.quote(body.kind())
                     + "'; this server handles " + new TreeSet<>(dbTasks.kinds()));
