@@ -17,7 +17,7 @@ import org.springframework.context.annotation.FilterType;
  * class ShopApplication { ... }
  * }</pre>
  *
- * <p>The demo (seed 003's kinds, job targets, sample jobs and batch) stays out unless {@code
+ * <p>The demo (the sample order kinds, job targets, sample jobs and batch) stays out unless {@code
  * dbtasks.server.demo.enabled=true}. {@link DbTasksServerApplication}, the standalone server, is not
  * part of it.
  */
