@@ -347,6 +347,28 @@ public abstract class ScheduleContract extends EngineHarness {
     }
 
     @Test
+    void aScheduleDeclaredOnOneEngineIsFiredByAnotherThatHandlesItsKind() throws Exception {
+        Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
+                .task("report")
+                .build();
+        AtomicInteger ran = new AtomicInteger();
+        // A front end declares the schedule and never polls; a worker handles its kind and polls.
+        DbTasks front = version(b -> b.schedule(report).workers(false));
+        front.start();
+        DbTasks worker = version(b -> b.handler("report", Void.class, (ctx, p) -> ran.incrementAndGet()));
+        worker.start();
+        for (int s = 0; s <= 60; s += 10) {
+            clock.set(T0.plusSeconds(s).plusMillis(500));
+            worker.schedules().enqueueDue();
+        }
+        eventually().alias("every slot ran on the worker").until(() -> ran.get() == 7);
+        assertThat(worker.schedules().find("report").orElseThrow().paused())
+                .as("not held: an engine handles its kind")
+                .isFalse();
+        assertThat(slots("report")).hasSize(7);
+    }
+
+    @Test
     void anOperatorsPauseOfAHeldScheduleIsKeptWhenItsCodeReturns() {
         Schedule report = Schedule.builder("report", Trigger.cron("*/10 * * * * *"))
                 .task("report")
