@@ -158,7 +158,7 @@ public final class Engine {
         this.inbox = new JdbcInbox(jdbc, dialect);
         this.queueControl = new QueueControl(
                 jdbc, dialect, Math.min(1000, config.pollInterval().toMillis()), this::wake);
-        this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig);
+        this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig, handlers.kinds());
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
     }
 

@@ -40,6 +40,7 @@ final class HeldSchedules {
     private final Clock clock;
     private final ScheduleRows rows;
     private final List<String> declared;
+    private final List<String> kinds;
     private final String orphansSql;
     private final String holdSql;
     private final String heldSql;
@@ -47,14 +48,17 @@ final class HeldSchedules {
 
     /**
      * @param declared the names this engine declares in code
+     * @param kinds the task kinds this engine has handlers for: it fires (and resumes) a declared
+     *     schedule of those kinds even if another engine declares it
      * @param clock the schedule clock, or {@code null} for the database's
      */
-    HeldSchedules(Jdbc jdbc, Dialect dialect, ScheduleRows rows, Set<String> declared, Clock clock) {
+    HeldSchedules(Jdbc jdbc, Dialect dialect, ScheduleRows rows, Set<String> declared, Set<String> kinds, Clock clock) {
         this.rows = rows;
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.clock = clock;
         this.declared = List.copyOf(declared);
+        this.kinds = List.copyOf(kinds);
         String cutoff = clock == null ? dialect.nowPlusMillis() : "?";
         this.orphansSql =
                 "SELECT name, task_kind, next_slot, version FROM dbtasks_schedule WHERE declared_in_code = TRUE"
@@ -62,11 +66,11 @@ final class HeldSchedules {
         this.holdSql = "UPDATE dbtasks_schedule SET paused = TRUE, paused_reason = '" + NO_CODE
                 + "', version = version + 1, updated_at = " + dialect.now() + " WHERE name = ? AND version = ?"
                 + " AND paused = FALSE";
-        this.heldSql = this.declared.isEmpty()
+        this.heldSql = this.declared.isEmpty() && this.kinds.isEmpty()
                 ? null
                 : "SELECT " + ScheduleRows.DEFINITION + ", " + (clock == null ? dialect.now() : "?")
-                        + " AS db_now FROM dbtasks_schedule s WHERE s.paused_reason = '" + NO_CODE + "' AND s.name IN ("
-                        + marks(this.declared.size()) + ")";
+                        + " AS db_now FROM dbtasks_schedule s WHERE s.paused_reason = '" + NO_CODE + "' AND "
+                        + mine("s", this.declared.size(), this.kinds.size());
         this.resumeSql = "UPDATE dbtasks_schedule SET paused = FALSE, paused_reason = NULL, next_slot = ?,"
                 + " version = version + 1,"
                 + " updated_at = " + dialect.now() + " WHERE name = ? AND version = ? AND paused_reason = '" + NO_CODE
@@ -77,25 +81,39 @@ final class HeldSchedules {
      * The condition under which a due row may be fired by this engine: not declared in code, or
      * declared by this engine.
      */
-    static String firable(String alias, int declaredCount) {
+    static String firable(String alias, int declaredCount, int kindCount) {
         String p = alias.isEmpty() ? "" : alias + ".";
-        return declaredCount == 0
+        return declaredCount == 0 && kindCount == 0
                 ? p + "declared_in_code = FALSE"
-                : "(" + p + "declared_in_code = FALSE OR " + p + "name IN (" + marks(declaredCount) + "))";
+                : "(" + p + "declared_in_code = FALSE OR " + mine(alias, declaredCount, kindCount) + ")";
+    }
+
+    /** Declared here or of a kind handled here; binds {@link #bindDeclared}'s values. */
+    private static String mine(String alias, int declaredCount, int kindCount) {
+        String p = alias.isEmpty() ? "" : alias + ".";
+        String byName = declaredCount == 0 ? null : p + "name IN (" + marks(declaredCount) + ")";
+        String byKind = kindCount == 0 ? null : p + "task_kind IN (" + marks(kindCount) + ")";
+        if (byName == null) {
+            return byKind;
+        }
+        return byKind == null ? byName : "(" + byName + " OR " + byKind + ")";
     }
 
     private String notMine() {
-        return declared.isEmpty() ? "" : " AND name NOT IN (" + marks(declared.size()) + ")";
+        return declared.isEmpty() && kinds.isEmpty() ? "" : " AND NOT " + mine("", declared.size(), kinds.size());
     }
 
     private static String marks(int n) {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
 
-    /** Binds the declared names from {@code index}. @return the next index */
+    /** Binds the declared names, then the handled kinds, from {@code index}. @return the next index */
     int bindDeclared(PreparedStatement ps, int index) throws SQLException {
         for (String name : declared) {
             ps.setString(index++, name);
+        }
+        for (String kind : kinds) {
+            ps.setString(index++, kind);
         }
         return index;
     }
@@ -193,7 +211,9 @@ final class HeldSchedules {
                     ps.setString(2, r.name);
                     ps.setLong(3, r.version);
                     if (ps.executeUpdate() == 1) {
-                        log.info("Schedule '{}' resumed: an engine that declares it in code runs again", r.name);
+                        log.info(
+                                "Schedule '{}' resumed: an engine that declares it in code or handles its kind runs again",
+                                r.name);
                     }
                 }
             }

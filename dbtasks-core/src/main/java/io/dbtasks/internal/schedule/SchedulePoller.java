@@ -81,28 +81,31 @@ public final class SchedulePoller {
     private volatile boolean running;
     private Thread thread;
 
-    public SchedulePoller(Jdbc jdbc, Dialect dialect, Enqueuer enqueuer, ScheduleConfig config) {
+    /** @param kinds the task kinds this engine has handlers for */
+    public SchedulePoller(
+            Jdbc jdbc, Dialect dialect, Enqueuer enqueuer, ScheduleConfig config, java.util.Set<String> kinds) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.enqueuer = enqueuer;
         this.rows = new ScheduleRows(dialect);
         java.util.Set<String> declared = new java.util.HashSet<>();
         config.declared().forEach(d -> declared.add(d.name()));
-        this.held = new HeldSchedules(jdbc, dialect, rows, declared, config.clock());
-        String firable = HeldSchedules.firable("", declared.size());
+        this.held = new HeldSchedules(jdbc, dialect, rows, declared, kinds, config.clock());
+        String firable = HeldSchedules.firable("", declared.size(), kinds.size());
         this.clock = config.clock();
         this.batch = config.batch();
         this.pollMillis = config.pollInterval().toMillis();
         this.nowExpr = clock == null ? dialect.now() : "?";
         String fixedDelay = "trigger_type = '" + Trigger.Type.FIXED_DELAY.name() + "'";
-        // A schedule declared in code is fired only by the engines that declare it (see HeldSchedules).
+        // A schedule declared in code is fired only by the engines that declare it or handle its kind
+        // (see HeldSchedules).
         this.probeSql = "SELECT (SELECT MIN(next_slot) FROM dbtasks_schedule WHERE paused = FALSE AND " + firable
                 + ") AS next_due,"
                 + " (SELECT COUNT(*) FROM dbtasks_schedule WHERE next_slot IS NULL AND paused = FALSE AND "
                 + fixedDelay + ") AS awaiting, " + nowExpr + " AS db_now";
         this.dueSql = "SELECT " + ScheduleRows.DEFINITION + ", " + nowExpr + " AS db_now FROM dbtasks_schedule s"
                 + " WHERE s.next_slot <= " + nowExpr + " AND s.paused = FALSE AND "
-                + HeldSchedules.firable("s", declared.size()) + " ORDER BY s.next_slot LIMIT ?"
+                + HeldSchedules.firable("s", declared.size(), kinds.size()) + " ORDER BY s.next_slot LIMIT ?"
                 + dialect.forUpdateSkipLocked();
         // PostgreSQL cannot type a bare parameter of CONCAT (it takes "any"); the others can.
         String text = dialect.name().equals("postgresql") ? "CAST(? AS TEXT)" : "?";
