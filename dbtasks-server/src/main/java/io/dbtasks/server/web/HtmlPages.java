@@ -21,7 +21,7 @@ public final class HtmlPages {
     public static boolean wantsHtml(HttpServletRequest request) {
         String path = request.getRequestURI().substring(request.getContextPath().length());
         String accept = request.getHeader(HttpHeaders.ACCEPT);
-        if (path.startsWith("/api/") || accept == null) {
+        if (path.equals("/api") || path.startsWith("/api/") || accept == null) {
             return false;
         }
         try {
