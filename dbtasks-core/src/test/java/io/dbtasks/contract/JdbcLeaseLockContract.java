@@ -50,7 +50,7 @@ abstract class JdbcLeaseLockContract extends LeaseLockContract {
         return e.locks();
     }
 
-    // Issue 8, finding 2: fencing a read-modify-write. The resource is a counter row carrying the last
+    // Fencing a read-modify-write. The resource is a counter row carrying the last
     // token that wrote it; a stall is a lease cut short (300 ms), so B takes over without waiting long.
     private static final Duration SHORT = Duration.ofMillis(300);
 
