@@ -3,11 +3,11 @@ package io.dbtasks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,8 +25,8 @@ class QuickStartTest {
 
     @Test
     void theReadmeExampleRunsATaskOnceForTwoEnqueuesWithOneKey() {
-        JdbcDataSource dataSource = new JdbcDataSource();
-        dataSource.setURL("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+        HikariDataSource dataSource = new HikariDataSource(); // the pool the README recommends
+        dataSource.setJdbcUrl("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
 
         // --- example start ---
         DbTasks tasks = DbTasks.builder(dataSource)
@@ -50,5 +50,6 @@ class QuickStartTest {
                 .until(() -> tasks.find(first.task().id()).orElseThrow().status() == TaskStatus.SUCCEEDED);
         tasks.close(); // waits for running tasks, hands back the rest
         assertThat(sent).containsExactly("ann@example.com: Welcome");
+        dataSource.close();
     }
 }
