@@ -69,7 +69,7 @@ wait_for_quiet() {
 
 RUNS="${RUNS:-3}"
 EXTRA="${EXTRA:-}"
-# The figures issue 14's targets are about, measured RUNS times.
+# The figures the throughput targets are about, measured RUNS times.
 SCENARIOS="ceiling,peer,jobrunr,burndown,failonce,enqueue,latency"
 
 run() { # name, url, names of the arrays of: main args, processes args (empty: none), handlers args

@@ -10,7 +10,7 @@ for each group the number of runs, the median of tasks/s with its minimum and ma
 median (minimum-maximum) of every ratio and latency percentile the rows carry, including the ratios
 written into the configuration ("x success-only 0.55", "x ideal 0.67", "x P=1 0.81"). The median of an
 even number of runs is the mean of the middle two. Per run it also gives the best ceiling and the
-best burn-down's share of it, and (twelfth run on) the ceiling's best point rerun with attempt rows:
+best burn-down's share of it, and (when the run has it) the ceiling's best point rerun with attempt rows:
 its rate, its share of that run's ceiling, its ratio to the same point rerun without them beside it,
 and the best burn-down against it.
 """

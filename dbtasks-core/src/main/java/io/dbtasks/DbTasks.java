@@ -469,7 +469,7 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
-     * Job definitions in this engine's database ({@code dbtasks_job}): seed 003's table-defined jobs,
+     * Job definitions in this engine's database ({@code dbtasks_job}): table-defined jobs,
      * run by code, by business type, by a list of codes, or again after a failure. Their tasks run
      * on engines built with {@link Builder#jobTargets(JobTargetInvoker)}. Usable before {@link
      * #start()} and on an engine without workers.
@@ -947,8 +947,7 @@ public final class DbTasks implements AutoCloseable {
          * The most tasks one claim statement takes. A worker claims only what it has room for (free
          * slots, plus tasks claimed ahead while its tasks are short: see {@link #claimAhead}), so a
          * bigger batch does not take work from other instances; it only lets a busy worker take more
-         * per round trip. Raised from 100 to 250 after a PostgreSQL no-op burn-down at 64 workers ran
-         * 35,416 / 35,633 tasks/s with 100 and 38,464 / 39,450 with 250 (alternating runs, 100k tasks).
+         * per round trip.
          *
          * @param size the most tasks one claim takes, 1 to 1000; default {@value DbTasks#DEFAULT_CLAIM_BATCH}
          * @return this

@@ -12,8 +12,8 @@ import java.sql.Connection;
  * and commits only if that UPDATE matched the row. If the lease was lost meanwhile (it expired and
  * another worker took the task, or an operator changed it), the guard matches 0 rows and the whole
  * transaction, effects included, rolls back. If the handler throws, the transaction rolls back and
- * the attempt is recorded as failed. So the effects commit together with SUCCEEDED or not at all
- * (seed 001: "operation and status succeed or fail together").
+ * the attempt is recorded as failed. So the effects commit together with SUCCEEDED or not at all:
+ * the operation and the task's status succeed or fail together.
  *
  * <p>The handler must not commit, roll back or close the connection, nor change its auto-commit
  * mode. A long transaction holds row locks for its whole run: keep transactional handlers short.

@@ -8,7 +8,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * The engine's seams (issue 9): only the entry point wires the engine, an execution is handed what
+ * The engine's seams: only the entry point wires the engine, an execution is handed what
  * it needs instead of reaching back into the engine, and the event API stands on its own.
  */
 class EngineSeamsTest {

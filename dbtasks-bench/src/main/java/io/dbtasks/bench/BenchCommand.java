@@ -179,7 +179,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--ceiling-simple",
-            description = "also run the first round's simple ceiling (claim and complete on one connection) at each"
+            description = "also run the simple ceiling (claim and complete on one connection) at each"
                     + " burn-down worker count")
     boolean ceilingSimple;
 

@@ -39,7 +39,7 @@ import java.util.TreeSet;
  * @param ceilingWorkers the claimer thread counts the ceiling sweeps
  * @param ceilingBatches the claim batch sizes the ceiling sweeps at each of them
  * @param ceilingWriters the ceiling's completion writer thread counts, swept with the others
- * @param ceilingSimple whether the ceiling also runs the first round's simple cycle (claim and
+ * @param ceilingSimple whether the ceiling also runs the simple cycle (claim and
  *     complete on one connection) at each burn-down worker count
  * @param jobRunrTasks jobs per JobRunr run
  * @param jobRunrPoll JobRunr's poll interval

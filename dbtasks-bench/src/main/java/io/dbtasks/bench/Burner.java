@@ -35,8 +35,8 @@ final class Burner {
      * retention, run alone, do not warm up): an unmeasured burn-down of {@code
      * tasks} no-op tasks at {@code workers}, so the engine's code is compiled (JIT) before the clock
      * runs, as the child JVMs are warmed up before theirs ({@link ChildWorkers}) and each peer before
-     * its first figure. A cold JVM's first 100k-task burn-down at W = 8 ran 26,821 tasks/s, the same
-     * burn-down right after it 51,130 (PostgreSQL, 2026-11-24). Its rate is logged, not reported.
+     * its first figure: a cold JVM's first burn-down runs far slower than the same one right after it
+     * (see BENCHMARKS.md). Its rate is logged, not reported.
      * Leaves the table emptied.
      */
     void warmUpOnce(int workers, int tasks) throws Exception {

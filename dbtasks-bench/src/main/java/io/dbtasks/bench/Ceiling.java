@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * the ceiling that row accounts for. On MariaDB and H2 the row is written with {@code INSERT ...
  * SELECT}, not the engine's multi-row {@code VALUES}: an approximation of the engine's cycle there.
  *
- * <p>Simple (only with {@code --ceiling-simple}): the first round's cycle, kept for comparison: per
+ * <p>Simple (only with {@code --ceiling-simple}): the simplest cycle, kept for comparison: per
  * W of the burn-down list, each thread claims {@link BenchConfig#batchFor(int)} tasks and completes
  * them on its own connection before it claims again. Its figures compete for the best ceiling too.
  */

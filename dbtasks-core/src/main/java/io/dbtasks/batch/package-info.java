@@ -1,5 +1,5 @@
 /**
- * Chunked batches (seed 000's per-chunk records): a batch of N chunks, each done exactly once under
+ * Chunked batches: a batch of N chunks, each done exactly once under
  * a unique {@code (batch, chunk)} record committed with its effects, resumed after a crash with the
  * chunks not yet done, run in parallel across instances, with queryable progress.
  */

@@ -7,7 +7,7 @@ import java.time.Duration;
 
 /**
  * A processed-message inbox: each message takes effect once per consumer however often it is
- * delivered (seed 001, "processed_messages").
+ * delivered.
  *
  * <p>Receiving inserts {@code (consumer, message id)} into {@code dbtasks_inbox}, whose primary key
  * is the guarantee, and runs the handler on the same connection in the same transaction. A
@@ -61,7 +61,7 @@ public interface Inbox {
     /**
      * Deletes inbox records received more than {@code age} ago by the database clock, in batches of
      * 1,000 rows per statement. A message delivered again after its record is deleted is handled
-     * again: keep records longer than the longest redelivery window (seed 001).
+     * again: keep records longer than the longest redelivery window.
      *
      * @param age how old a record must be; positive
      * @return how many records were deleted

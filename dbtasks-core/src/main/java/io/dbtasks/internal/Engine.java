@@ -69,10 +69,8 @@ public final class Engine {
     private final QueueControl queueControl;
     /**
      * Slots per claim loop: a queue with at least twice as many gets a second loop claiming in
-     * parallel. Measured on PostgreSQL (100k no-op tasks, warm JVM, two runs each): loops of 16 slots
-     * burned down 24,100 / 28,900 / 33,000 tasks/s at 32 / 64 / 128 workers; loops of 32, at most
-     * two, 25,100 / 35,000 / 36,200 (the last measured as two loops of 64). More loops step over each
-     * other's locked rows and split the claims into smaller batches.
+     * parallel. More loops step over each other's locked rows and split the claims into smaller batches, so
+     * loops are few and large (the measurements are in BENCHMARKS.md).
      */
     static final int SLOTS_PER_CLAIM_LOOP = 32;
 

@@ -34,8 +34,7 @@ import org.slf4j.LoggerFactory;
  * transaction rolled back or inserted only duplicates loses nothing. A trailing signal that fails
  * (database unreachable) is logged; other instances still find the task at their next poll.
  *
- * <p>The limit per queue follows River's insert-notification limiter ({@code
- * internal/notifylimiter}); the trailing signal is added here so that no committed task waits for
+ * <p>The limit is kept per queue; the trailing signal makes sure that no committed task waits for
  * a poll.
  *
  * <p>Thread-safety: thread-safe; {@link #claim} and {@link #committed} are lock-free.

@@ -204,10 +204,7 @@ public final class Enqueuer {
      * its own row and wakes it, then wakes the next caller still waiting, if any, to store what
      * queued meanwhile. Alone, a caller stores just its own task: no waiting, no delay, the same
      * single statement as without combining. Each caller returns only after its task is committed.
-     * Measured on PostgreSQL, 16 threads enqueuing one task per call (10,000 tasks, the bench's
-     * {@code enqueue} scenario): 7,506 / 7,718 tasks/s with a statement and a commit each; combined,
-     * 10,175 / 11,309 / 11,015, with about 11 tasks per statement (db-scheduler's 16 threads 9,677 /
-     * 9,779 / 9,921 in the same runs). If the combined
+     * Concurrent callers so share one round trip and one commit. If the combined
      * statement fails with a data error (SQLSTATE class 22 or 23: one caller's task is at fault), each
      * task is stored again on its own, so only the faulty one fails; any other failure (the database
      * unreachable) is every caller's.
@@ -604,11 +601,8 @@ public final class Enqueuer {
      * sorted by id line up with the requests. Where the dialect has one ({@link
      * Dialect#insertManySql()}, PostgreSQL), the statement binds one array per column and its text is
      * the same for any number of tasks, so the driver prepares it once per connection; else a
-     * multi-row VALUES, a new text (parsed and planned anew until prepared) for each batch size. On
-     * PostgreSQL, alternating ten pairs of the bench's {@code enqueue} scenario on one build each way
-     * (2026-11-25): 16 threads enqueuing one task per call (combined, see {@link #combined}) ran
-     * 9,208 (6,393-11,903) tasks/s against 7,465 (5,933-9,718) with VALUES, a paired ratio of 1.17
-     * (0.92-1.62); {@code enqueueAll} of 1,000 tasks 1.95 (1.59-3.84) times as fast, of 100 within the noise (1.03).
+     * multi-row VALUES, a new text (parsed and planned anew until prepared) for each batch size. The
+     * measured gain is in BENCHMARKS.md.
      */
     private List<EnqueueResult> insertMany(Connection c, List<TaskRequest> requests, List<String> payloads)
             throws SQLException {

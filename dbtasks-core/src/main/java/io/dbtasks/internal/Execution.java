@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * afterwards is discarded. Settling writes with the attempt's token, so even a stale settle after a
  * takeover changes nothing in the database.
  *
- * <p>It is handed what it needs, as River's executor is handed a completer and a done callback: its
+ * <p>It is handed what it needs: its
  * kind's handler (from the registry), the {@link Completer} its outcome goes to, the timer for its
  * timeout, the event publisher, and an {@code onDone} callback owned by its queue worker, which
  * frees its slot. It never sees the engine.

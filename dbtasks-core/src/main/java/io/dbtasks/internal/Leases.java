@@ -155,7 +155,7 @@ public final class Leases {
     int rescueExpired() {
         // One transaction: lock the expired rows no one else holds (SKIP LOCKED), then rescue each
         // with its guarded UPDATE. A row locked by a frozen worker's open transaction is skipped and
-        // tried again next round, instead of stalling every task behind it (issue 8).
+        // tried again next round, instead of stalling every task behind it.
         // Held from before the commit until RESCUED is out: a claim that follows at once waits in line.
         Set<Long> holding = new HashSet<>();
         List<Rescued> rescued;

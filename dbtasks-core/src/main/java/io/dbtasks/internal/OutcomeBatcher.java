@@ -28,9 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 final class OutcomeBatcher implements Runnable {
     /**
-     * The most outcomes one write takes. It was 200; with 512 handlers of 10 ms each, a thread dump
-     * showed 288-389 of them blocked in {@link #submit} behind a writer that could take only 200 at a
-     * time (the issue's W = 512 burn-down reached 0.34 of its 51,200 tasks/s).
+     * The most outcomes one write takes: large enough that hundreds of short handlers finishing at
+     * once do not block in {@link #submit} behind a writer that takes too few at a time.
      */
     static final int MAX_BATCH = 500;
     /** Outcomes that may wait to be written before {@link #submit} blocks, at the least. */
@@ -61,8 +60,8 @@ final class OutcomeBatcher implements Runnable {
     private final Completions completions;
     private final LinkedBlockingQueue<Pending> queue;
     /**
-     * One writer: a second one, measured, split the queue into smaller batches and made a 64-worker
-     * burn-down slower (11,800 against 15,500 tasks/s).
+     * One writer: a second one would split the queue into smaller batches, more statements and commits
+     * for the same outcomes (see BENCHMARKS.md).
      */
     private final Thread thread;
 

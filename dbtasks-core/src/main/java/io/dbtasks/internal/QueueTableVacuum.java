@@ -13,16 +13,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps a churning PostgreSQL task table from ageing. Every claim and completion leaves a dead row
  * version and a dead entry at the head of the partial claim index; each later claim steps over
- * them until vacuum removes them. Measured here with autovacuum off, a 500k-task burn-down fell
- * from 5,100 to 2,100 tasks/s within 90 s; vacuuming every 15 s (0.2-0.3 s each) kept it level.
+ * them until vacuum removes them. With autovacuum off or behind, a long burn-down slows as the dead
+ * versions pile up; vacuuming the table regularly keeps it level.
  *
  * <p>It also keeps the planner from believing the table is small when it has grown. A statement
  * planned while the table was small keeps its plan until the statistics change, and a plan made for
  * a near-empty table reads the whole table by sequential scan to update the claimed or completed
- * rows. Measured with autovacuum off, tasks enqueued at half the burn-down rate into a table
- * emptied before the run queued up for seconds (p50 0.4-1.8 s) behind such plans; a first check one
- * second after start, from the statistics collector's row counts, still left a p99 of 0.2-0.6 s,
- * all of it in the first one or two seconds of load.
+ * rows. Tasks enqueued into a table emptied before a burst of load queue up behind such plans until
+ * the statistics are refreshed, so the check must come early and often, not once after start.
  *
  * <p>Two checks, each of which, when it finds work, takes the cluster-wide lease lock {@value #LOCK}
  * (so that only one engine at a time does it; if another holds it the check is skipped) under a

@@ -26,8 +26,7 @@ import org.slf4j.LoggerFactory;
  * than {@code horizon x slots}, nothing is claimed ahead. The average moves only as tasks finish, so
  * after a switch from short to long tasks some may already wait behind them: any that waits over
  * {@value #MAX_CLAIM_AHEAD_WAIT_MILLIS} ms is handed back with the rest of the buffer, and the average
- * is raised to that wait, so long tasks are not hoarded while another engine idles. db-scheduler's
- * lock-and-fetch keeps a similar buffer (up to its upper limit times its threads); here it shrinks
+ * is raised to that wait, so long tasks are not hoarded while another engine idles. The buffer shrinks
  * to nothing for slow tasks, and {@link EngineConfig#claimAhead()} {@code false} turns it off.
  *
  * <p>When a claim comes back short the queue is drained and the loop sleeps for the poll interval,
@@ -46,15 +45,11 @@ final class QueueWorker implements Runnable {
     static final long CLAIM_AHEAD_HORIZON_MILLIS = 10;
     static final double DURATION_WEIGHT = 0.1;
     /**
-     * At most this many tasks per slot wait claimed ahead. Measured on PostgreSQL at 8 workers, two
-     * per slot burned down 9,000-9,600 tasks/s against 7,000-7,600 with one, in alternating runs;
-     * four against two, three alternating pairs of 50,000-task burn-downs on a loaded machine: W = 8
-     * 17,497 / 12,261 / 15,368 against 12,784 / 12,253 / 11,421, W = 32 28,239 / 29,885 / 27,921
-     * against 15,383 / 27,596 / 24,565. Larger claims also halve what an engine loses when W is split
-     * over two processes. A loop with few slots may still claim a whole claim batch ahead (when the
-     * horizon allows): at W = 8 four per slot made claims of at most 40, and a no-op burn-down ran
-     * 15,958 / 15,975 tasks/s against 24,336 / 23,664 with the claim batch as the floor (alternating
-     * runs, PostgreSQL, 100k tasks).
+     * At most this many tasks per slot wait claimed ahead (or one claim batch, if more): larger claims
+     * mean fewer round trips per task, and they also shrink what an engine loses when its workers are
+     * split over two processes. A loop with few slots may still claim a whole claim batch ahead (when
+     * the horizon allows), since four per slot alone would keep its claims small. The measurements
+     * behind these limits are in BENCHMARKS.md.
      */
     static final int MAX_CLAIM_AHEAD_PER_SLOT = 4;
     /**

@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
  *
  * <p>Each batch locks its rows with {@code FOR UPDATE SKIP LOCKED} and deletes them by key, so a
  * row held by another transaction (a frozen worker between its locking read and its commit) is
- * left for a later run instead of making the sweep, and every batch behind it, wait (issue 8).
+ * left for a later run instead of making the sweep, and every batch behind it, wait.
  */
 public final class Retention {
     /** Rows per batch. */

@@ -26,8 +26,7 @@ import org.slf4j.LoggerFactory;
  * (status, finished_at), their attempts and then the tasks are deleted by id. Age is by the
  * database clock. After each batch the sweep pauses as long as the batch took, so it takes at
  * most about half of the database time it could and leaves the rest to claims and completions
- * (measured: a 50,000-task burn-down on PostgreSQL beside an unpaced sweep of 1M rows ran at 43 %
- * of its speed alone on this 2-core machine).
+ * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md).
  */
 final class TaskRetention {
     static final String LOCK = "dbtasks.retention";

@@ -13,8 +13,7 @@ import java.util.List;
  * The one builder of guarded task UPDATEs, which every change of a task row after its INSERT goes
  * through (claims excepted: each dialect writes its claim as one whole statement): settling an
  * attempt ({@link Completions}), heartbeat and rescue ({@link Leases}), and operator actions
- * ({@link TaskOperations}), the way River settles every state in one {@code
- * JobSetStateIfRunningMany}.
+ * ({@link TaskOperations}), so the guard on each transition is written once.
  *
  * <p>An update names its target state with {@link #to(TaskStatus)}, which also writes what every
  * move into that state writes: {@code finished_at} for a final state, and, when it leaves RUNNING,

@@ -45,9 +45,9 @@ public record JobDefinition(
         boolean enabled) {
     /** The longest code, name, business type, business id or queue accepted. */
     public static final int MAX_NAME_LENGTH = 200;
-    /** Attempts per run when the definition does not say (the seed's default retry count plus one). */
+    /** Attempts per run when the definition does not say (two retries after the first attempt). */
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
-    /** The backoff when the definition does not say: the seed's fixed 60 seconds. */
+    /** The backoff when the definition does not say: a fixed 60 seconds. */
     public static final RetryPolicy DEFAULT_RETRY = RetryPolicy.fixed(Duration.ofSeconds(60));
 
     /**

@@ -7,8 +7,7 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Named locks held under a lease, with a fencing token per grant (seed 002: "lease lock with
- * token").
+ * Named locks held under a lease, with a fencing token per grant.
  *
  * <p>A lock is free when nobody holds it or its holder's lease has ended by the store's clock. A free
  * lock is granted by inserting its row, or by taking over the expired row with a compare-and-set on

@@ -6,8 +6,7 @@ import java.time.Duration;
 
 /**
  * Run-once guards: work that must succeed at most once per key across every instance of the
- * application, such as a daily report (seed 000, "unique-constraint scheme"; seed 004, "retry
- * record").
+ * application, such as a daily report, with a record of each run.
  *
  * <p>Each key has one row in {@code dbtasks_once}, whose primary key is the guarantee. The first
  * caller inserts it as RUNNING under a lease with a fencing token and runs the work; the row then

@@ -7,26 +7,22 @@ import java.util.Objects;
  * unreachable): skip them, run the latest once, or run each of the latest up to a bound. Never an
  * unbounded storm of catch-up tasks.
  *
- * <p>The rule, Quartz's: when a poll finds a schedule's slots due and the oldest of them is at most
+ * <p>The rule: when a poll finds a schedule's slots due and the oldest of them is at most
  * the schedule's {@linkplain Schedule#misfireThreshold() misfire threshold} late, the schedule is on
  * time and every due slot gets its task, whatever the policy (a poll that came a few seconds late
  * catches up each slot). When the oldest is later than that, the schedule <em>misfired</em> and the
  * policy decides over all its due slots, up to now: after 90 s of downtime a once-a-second cron with
  * the default 10 s threshold gets one task under {@link #runLatest()} (the slot at or just before
  * the poll), none under {@link #skip()}, and the latest five under {@code runEach(5)}; the schedule
- * then goes on from the first slot after the poll. The policies follow Quartz's misfire instructions
- * for cron triggers and Hangfire's {@code MisfireHandlingMode}:
+ * then goes on from the first slot after the poll. The policies:
  *
  * <table>
- *   <caption>Policies and their counterparts</caption>
- *   <tr><th>policy</th><th>tasks for the missed slots</th><th>Quartz</th><th>Hangfire</th></tr>
- *   <tr><td>{@link #skip()}</td><td>none</td><td>{@code MISFIRE_INSTRUCTION_DO_NOTHING}</td>
- *       <td>{@code Ignorable}</td></tr>
- *   <tr><td>{@link #runLatest()} (default)</td><td>one, for the latest due slot</td><td>{@code MISFIRE_INSTRUCTION_FIRE_ONCE_NOW}</td>
- *       <td>{@code Relaxed}</td></tr>
+ *   <caption>Policies</caption>
+ *   <tr><th>policy</th><th>tasks for the missed slots</th></tr>
+ *   <tr><td>{@link #skip()}</td><td>none</td></tr>
+ *   <tr><td>{@link #runLatest()} (default)</td><td>one, for the latest due slot</td></tr>
  *   <tr><td>{@link #runEach(int) runEach(n)}</td><td>one per due slot, the latest {@code n} (older
- *       ones are dropped)</td><td>({@code SimpleTrigger}'s "existing count")</td>
- *       <td>{@code Strict}, bounded</td></tr>
+ *       ones are dropped)</td></tr>
  * </table>
  *
  * <p>Each task carries its slot's own key and time ({@link Schedule#slotKey}, {@link

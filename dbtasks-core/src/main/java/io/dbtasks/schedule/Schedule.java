@@ -317,8 +317,8 @@ public final class Schedule {
 
         /**
          * How late the oldest due slot may be found and the schedule still count as on time, every due
-         * slot getting its task; later, the schedule misfired and {@link MissedSlots} decides (Quartz's
-         * {@code misfireThreshold}, per schedule).
+         * slot getting its task; later, the schedule misfired and {@link MissedSlots} decides (per
+         * schedule).
          *
          * @param threshold zero or more, whole milliseconds; default {@link
          *     Schedule#DEFAULT_MISFIRE_THRESHOLD}

@@ -31,8 +31,8 @@ import java.util.Optional;
  * local times without an offset; the mapping to instants is this library's.
  *
  * <p><b>Why cron-utils.</b> The core needs nothing but a DataSource, so Spring's {@code
- * CronExpression} (in spring-context) is out; Quartz would bring a whole scheduler. cron-utils
- * ({@code com.cronutils:cron-utils}, Apache 2.0, the parser db-scheduler shades) parses both Spring's
+ * CronExpression} (in spring-context) is out, and a scheduler library would bring far more than a
+ * parser. cron-utils ({@code com.cronutils:cron-utils}, Apache 2.0) parses both Spring's
  * (definition {@code SPRING53}) and Quartz's dialect, depends only on SLF4J, and is used here for
  * parsing and matching only. Its last release, 9.2.1, dates from 2023; its {@code @Cron} bean
  * validation annotation had CVE-2020-26238 (expression-language injection through Hibernate

@@ -18,10 +18,8 @@
  * ({@link io.dbtasks.schedule.Schedule#slotKey}), unique in {@code dbtasks_task}, so even a row
  * restored from a backup or a bug that advanced it twice cannot make a second task for one slot.
  * Nothing about a schedule is held only in memory: an engine that stops, or is killed, loses nothing,
- * and every change to a row (a new cron, a pause) is seen by every engine at its next poll. The same
- * design is used by db-scheduler's recurring tasks (a row per schedule, the next execution time in
- * the row); River's periodic jobs and Oban's cron plugin rely on an elected leader instead, which
- * keeps the state in memory and has inserted a slot twice when two nodes both thought they led.
+ * and every change to a row (a new cron, a pause) is seen by every engine at its next poll. No leader
+ * is elected: a second engine inserting the same slot can only collide with the unique key.
  *
  * <p><b>Time.</b> Due-ness is decided by the database clock. Slots of a cron are computed in the
  * schedule's time zone; see {@link io.dbtasks.schedule.Trigger} for daylight-saving time. Tests may

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Chunked batches (seed 000's per-chunk records): each chunk's effect commits exactly once with its
+ * Chunked batches: each chunk's effect commits exactly once with its
  * done record, a crash resumes with the chunks not yet done, progress is countable, and chunks run
  * on several engines at once. Effects go to a table without a unique constraint, so a chunk done
  * twice would show as two rows.

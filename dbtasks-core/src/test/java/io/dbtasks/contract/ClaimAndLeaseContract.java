@@ -428,7 +428,7 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
     }
 
     /**
-     * Issue 8, finding A: a frozen worker holding one expired task's row lock in an open
+     * A frozen worker holding one expired task's row lock in an open
      * transaction must not hold up the rescue of the others. A second connection locks one expired
      * task ({@code SELECT ... FOR UPDATE}, not committed); the other expired tasks are rescued
      * within a rescue interval or two while the lock is held, and the locked one after it is

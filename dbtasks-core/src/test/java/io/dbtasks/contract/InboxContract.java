@@ -200,7 +200,7 @@ public abstract class InboxContract extends EngineHarness {
     }
 
     /**
-     * Issue 8, finding A: retention is a sweep and must skip a row it cannot lock at once, rather
+     * Retention is a sweep and must skip a row it cannot lock at once, rather
      * than wait on a transaction that holds it (a frozen worker) and stall every later batch.
      */
     @Test

@@ -50,7 +50,7 @@ abstract class JdbcLeaseLockContract extends LeaseLockContract {
         return e.locks();
     }
 
-    // Issue 8, finding 2: fencing a read-modify-write. The resource is a counter row carrying the last
+    // Fencing a read-modify-write. The resource is a counter row carrying the last
     // token that wrote it; a stall is a lease cut short (300 ms), so B takes over without waiting long.
     private static final Duration SHORT = Duration.ofMillis(300);
 
@@ -85,7 +85,7 @@ abstract class JdbcLeaseLockContract extends LeaseLockContract {
         }
     }
 
-    /** The README's recipe, step 1: claim the row for this token; 0 rows = a newer holder wrote. */
+    /** The documented recipe (docs/toolkit.md), step 1: claim the row for this token; 0 rows = a newer holder wrote. */
     private static boolean bump(Connection c, long token) throws SQLException {
         try (PreparedStatement ps =
                 c.prepareStatement("UPDATE fenced_counter SET last_token = ? WHERE id = 1 AND last_token < ?")) {
@@ -95,7 +95,7 @@ abstract class JdbcLeaseLockContract extends LeaseLockContract {
         }
     }
 
-    /** The README's recipe, step 3: write, still guarded by our token. */
+    /** The documented recipe (docs/toolkit.md), step 3: write, still guarded by our token. */
     private static boolean writeOwn(Connection c, long token, long value) throws SQLException {
         try (PreparedStatement ps =
                 c.prepareStatement("UPDATE fenced_counter SET val = ? WHERE id = 1 AND last_token = ?")) {

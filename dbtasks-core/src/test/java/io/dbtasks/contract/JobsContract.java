@@ -35,7 +35,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Job definitions (seed 003): runs by code, business type, list of codes and failures; arguments
+ * Job definitions: runs by code, business type, list of codes and failures; arguments
  * bound by Jackson to the allow-listed method's declared types only; anything not allow-listed ends
  * FAILED with a reason, and no class named only in stored text is ever loaded.
  */

@@ -248,7 +248,7 @@ public abstract class LeaseLockContract {
     }
 
     /**
-     * Issue 8, finding 1: a takeover between the last renewal and the end of the work is found only
+     * A takeover between the last renewal and the end of the work is found only
      * by the release, which must not be ignored. The lease (30 s) is not renewed before the work
      * returns.
      */
@@ -287,7 +287,7 @@ public abstract class LeaseLockContract {
     }
 
     /**
-     * Seed 002's "32-minute scenario" with time compressed 600 times: lease 3 s (30 min), task 3.2 s
+     * The "32-minute scenario" with time compressed 600 times: lease 3 s (30 min), task 3.2 s
      * (32 min). A's lease runs out while it works; B, waiting, takes over at expiry and writes; A's
      * late write and release change nothing, and B's lease stays exactly as granted.
      */

@@ -49,7 +49,7 @@ public abstract class OutageContract extends EngineHarness {
     }
 
     /**
-     * Issue 8, finding B: after an outage long enough for the claim loop's error backoff to have
+     * After an outage long enough for the claim loop's error backoff to have
      * grown (to several seconds on the old code, doubling up to 30 s), a worker with a backlog
      * resumes within about a second of the database being reachable again.
      */
@@ -91,7 +91,7 @@ public abstract class OutageContract extends EngineHarness {
     }
 
     /**
-     * Issue 8, finding C: while the database hangs (here: the proxy passes no bytes, as when commits
+     * While the database hangs (here: the proxy passes no bytes, as when commits
      * wait for a synchronous standby that is gone), a statement the engine issues becomes an error
      * within the statement timeout, and {@link DbTasks#health()} reports the stall.
      */

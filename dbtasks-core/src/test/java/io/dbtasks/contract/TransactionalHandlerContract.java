@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Transactional handlers (seed 001, "operation and status succeed or fail together"): the handler's
+ * Transactional handlers: the handler's
  * effect commits in one transaction with the guarded completion, so a worker that lost its lease
  * leaves no effect behind.
  */

@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Seed 000's "distributed lock + database idempotency (double insurance)": a Redis lock first, as a
+ * Distributed lock and database idempotency together ("double insurance"): a Redis lock first, as a
  * cheap filter, and the database run-once row as the guarantee.
  *
  * <p>Most of the instances that fire the same scheduled job at the same moment are turned away by

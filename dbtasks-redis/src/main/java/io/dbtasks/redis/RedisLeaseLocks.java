@@ -21,7 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * {@link io.dbtasks.lock.LeaseLocks} on Redis, for seed 000's "Redis lock + database constraint" setup:
+ * {@link io.dbtasks.lock.LeaseLocks} on Redis, for the "Redis lock + database constraint" setup:
  * a cheap lock in front of work whose real guarantee is a database row (see {@link
  * RedisFilteredRunOnce}).
  *

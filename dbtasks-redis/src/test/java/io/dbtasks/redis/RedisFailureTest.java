@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 8, finding 3: the Redis variant when Redis fails, against a Redis this test starts, freezes,
+ * The Redis variant when Redis fails, against a Redis this test starts, freezes,
  * kills and restarts empty itself. The client is built as the README shows ({@code
  * RedisClient.create(url)}, Lettuce's defaults: 60 s timeout, commands buffered while reconnecting).
  */

@@ -5,7 +5,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
  * The runnable dbtasks service: the REST API under {@code /api}, the workers of the configured
- * queues, and the demo handlers of seed 003. Runs on an H2 file database under {@code ./data} unless
+ * queues, and the demo handlers of the sample order service. Runs on an H2 file database under {@code ./data} unless
  * {@code spring.datasource.*} names PostgreSQL or MariaDB.
  */
 @SpringBootApplication

@@ -8,7 +8,7 @@ import java.lang.annotation.Target;
 
 /**
  * Runs a bean method at most once per key and period across every instance of the application,
- * typically a {@code @Scheduled} method that every instance fires (seed 000's {@code @Idempotent}).
+ * typically a {@code @Scheduled} method that every instance fires.
  * Built on the run-once guards ({@link io.dbtasks.once.RunOnceGuards}): the first instance to call
  * for a key runs the method under a lease; the others skip it while it runs and after it succeeded;
  * a failed run is run again by the next call; a run whose process died is taken over once its lease

@@ -108,11 +108,8 @@ public final class H2Dialect implements Dialect {
     /**
      * {@inheritDoc}
      *
-     * <p>Not on H2, embedded: there is no round trip or log flush to share. 16 threads enqueuing one
-     * task per call into H2 in memory ran at 45,944 tasks/s combined (median of 3 runs; 43,804-47,525)
-     * where the previous round, on another machine, measured 80,937 (55,568-90,151) without; in two
-     * alternating pairs on one machine, 29,383 / 33,250 combined against 36,994 / 31,702 without (runs
-     * of a third of a second, so within their noise).
+     * <p>Not on H2, embedded: there is no round trip or log flush to share, so combining
+     * would only add a hand-off between threads.
      */
     @Override
     public boolean combinesEnqueues() {

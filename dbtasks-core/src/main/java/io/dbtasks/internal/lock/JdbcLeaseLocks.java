@@ -15,7 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Lease locks in {@code dbtasks_lock}, one row per name (seed 002).
+ * Lease locks in {@code dbtasks_lock}, one row per name.
  *
  * <p>Acquire reads the row. No row: draw a token and INSERT (a unique violation, or PostgreSQL's
  * {@code ON CONFLICT DO NOTHING} inserting nothing, means another caller inserted first: read

@@ -15,7 +15,7 @@ import java.util.Optional;
  * Decides, for one due schedule, which slots get a task now and which slot is next. Pure: the same
  * row and the same "now" always give the same plan, whichever engine computes it.
  *
- * <p>One rule, Quartz's misfire rule: the due slots are those from the row's next slot up to now.
+ * <p>One rule, the misfire rule: the due slots are those from the row's next slot up to now.
  * When the oldest of them is at most the misfire threshold late, the schedule is on time and every
  * due slot is enqueued (a poll that came a little late, after a pause or a slow statement, catches
  * up each slot). When it is later than that, the schedule <em>misfired</em> (no engine ran, or the

@@ -230,7 +230,7 @@ public abstract class AbstractLeaseLocks implements LeaseLocks {
                     "Lock '" + held.name() + "' (token " + held.token() + ") was taken over while its work ran"
                             + " (found by " + (outcome.lost() ? "a renewal" : "the release") + ")"
                             + "; writes fenced with this token are refused once the new holder writes, and"
-                            + " read-modify-writes must be fenced as the README shows. Use a longer lease if the"
+                            + " read-modify-writes must be fenced as docs/toolkit.md shows. Use a longer lease if the"
                             + " work is slow rather than stuck",
                     outcome.error());
         }

@@ -4,7 +4,6 @@
  * io.dbtasks.lock.spi.AbstractLeaseLocks}), the lease heartbeat ({@link io.dbtasks.lock.spi.Renewal}),
  * owner and worker names ({@link io.dbtasks.lock.spi.Owners}, {@link
  * io.dbtasks.lock.spi.WorkerIds}) and how work failures are passed on ({@link
- * io.dbtasks.lock.spi.WorkFailures}). A supported extension point, as ShedLock's {@code support}
- * package is: modules outside the core use this package, never {@code io.dbtasks.internal}.
+ * io.dbtasks.lock.spi.WorkFailures}). A supported extension point: modules outside the core use this package, never {@code io.dbtasks.internal}.
  */
 package io.dbtasks.lock.spi;

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 8, finding 1: a takeover that only a renewal still in flight when the work returns finds
+ * A takeover that only a renewal still in flight when the work returns finds
  * must be reported. The renewer is forced to be in flight: it blocks until {@code withLock} has
  * returned (or 400 ms), and only then asks the real H2 store, which says the lease is gone.
  */

@@ -392,7 +392,7 @@ public class TaskController {
     }
 
     /**
-     * Makes the task with this idempotency key due now (the seed's "execute by code").
+     * Makes the task with this idempotency key due now ("execute by code").
      *
      * @param key the idempotency key
      * @return the task after the change

@@ -644,7 +644,7 @@ public class DashboardController {
                 "Search took too long",
                 "The search ran longer than dbtasks.dashboard.search-timeout and was stopped. Narrow it by state,"
                         + " queue, reference, key or a time range; for payload searches on a large PostgreSQL table"
-                        + " add the optional payload index described in the README.");
+                        + " add the optional payload index described in docs/server.md.");
     }
 
     private static String error(Model model, String title, String message) {

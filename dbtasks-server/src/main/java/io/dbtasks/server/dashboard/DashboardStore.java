@@ -296,7 +296,7 @@ public class DashboardStore {
             if ("postgresql".equals(dialect)) {
                 List<String> containment = containment(s);
                 if (!containment.isEmpty() && !payloadIndexed()) { // else from() applied it
-                    // Lets an optional GIN index on (payload::jsonb) serve the search (README); the
+                    // Lets an optional GIN index on (payload::jsonb) serve the search (docs/server.md); the
                     // exact path comparison below decides.
                     c.add("("
                             + String.join(

@@ -27,8 +27,8 @@ import org.springframework.stereotype.Component;
  * table (see {@link DashboardStore#countByQueueAndState()}), run by one background thread however
  * many people watch the dashboard. Its interval adapts to its cost: at least {@code
  * dbtasks.dashboard.counts-interval} (default 5 s), and at least 10 times the last run's duration,
- * so on a large table the database spends at most a tenth of one connection's time on it (at 10M
- * rows on PostgreSQL one run took about a second, see BENCHMARKS.md). The counts are exact as of the
+ * so on a large table the database spends at most a tenth of one connection's time on it (its cost
+ * on a large table is in BENCHMARKS.md). The counts are exact as of the
  * snapshot's time, which every page shows. We chose this over the alternatives: counters kept by
  * the store would add a write to one hot row on every claim and completion (the throughput path);
  * PostgreSQL's planner estimates give only a table total, not counts per state and queue, and only

@@ -10,8 +10,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The demo task kinds, each bound to a typed payload: the three methods of seed 003's order service
- * and a handler that fails on purpose to show retries. Unlike the seed, nothing is looked up by a bean
+ * The demo task kinds, each bound to a typed payload: the three methods of the sample order service
+ * and a handler that fails on purpose to show retries. Nothing is looked up by a bean
  * or method name stored in the database: a task names a kind, and only these kinds exist.
  *
  * <p>Every demo bean (these handlers, {@link OrderService}'s job targets, {@link SeedJobs} and {@link

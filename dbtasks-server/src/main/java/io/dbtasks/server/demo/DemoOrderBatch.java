@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Configuration;
  * kind {@value #KIND}. Each chunk marks its orders SYNCED in the chunk's own transaction, together
  * with the chunk's done record, so a restart resumes with the chunks not yet done and no order is
  * synchronised twice. The table, the orders and the batch (idempotency key {@value #BATCH_KEY}) are
- * created at the first start; later starts find them. Turned off with the seed jobs by {@code
+ * created at the first start; later starts find them. Turned off with the sample jobs by {@code
  * dbtasks.server.seed-demo-jobs=false} (the chunk handler stays registered).
  */
 @ConditionalOnBooleanProperty(DemoHandlers.ENABLED)

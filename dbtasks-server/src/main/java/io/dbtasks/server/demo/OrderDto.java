@@ -3,8 +3,8 @@ package io.dbtasks.server.demo;
 import java.math.BigDecimal;
 
 /**
- * The payload of {@code order.create}: the seed's {@code OrderDTO}, as a record. The amount is a
- * {@link BigDecimal} rather than the seed's {@code Double}, since it is money.
+ * The payload of {@code order.create}: a sample order, as a record. The amount is a
+ * {@link BigDecimal}, since it is money.
  *
  * @param orderId the order; required
  * @param userName the customer; required, not blank

@@ -8,10 +8,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.stereotype.Service;
 
 /**
- * The order service of seed 003, whose methods the demo tasks run: one without parameters, one with
+ * A sample order service, whose methods the demo tasks run: one without parameters, one with
  * an id and an operator, one with an order object. Here they only log what they did. Thread-safe.
  *
- * <p>The three methods are annotated {@link TaskMethod}, so job definitions (seed 003's table-defined
+ * <p>The three methods are annotated {@link TaskMethod}, so job definitions (table-defined
  * jobs) may name them as {@code orderService.noParamTask()}, {@code orderService.syncOrder(java.lang.Long,
  * java.lang.String)} and {@code orderService.createOrder(io.dbtasks.server.demo.OrderDto)}; no other
  * method of any bean can be named.
@@ -21,14 +21,14 @@ import org.springframework.stereotype.Service;
 public class OrderService {
     private static final Logger log = LoggerFactory.getLogger(OrderService.class);
 
-    /** The seed's {@code noParamTask()}. */
+    /** A sample task without parameters. */
     @TaskMethod("order.no-param")
     public void noParamTask() {
         log.info("No-param task ran");
     }
 
     /**
-     * The seed's {@code syncOrder(Long, String)}.
+     * Synchronises one order (a sample).
      *
      * @param orderId the order to synchronise; not {@code null}
      * @param operator who asked for it; not {@code null}
@@ -39,7 +39,7 @@ public class OrderService {
     }
 
     /**
-     * The seed's {@code createOrder(OrderDTO)}.
+     * Creates one order (a sample).
      *
      * @param order the order to create; not {@code null}
      */

@@ -17,8 +17,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.stereotype.Component;
 
 /**
- * Stores the three sample jobs of seed 003 as job definitions at startup (bean methods of {@link
- * OrderService}, allow-listed with {@code @TaskMethod}, one taking the seed's {@code OrderDTO}) and
+ * Stores the three sample order jobs as job definitions at startup (bean methods of {@link
+ * OrderService}, allow-listed with {@code @TaskMethod}, one taking an {@link OrderDto}) and
  * runs each once: the first start runs them, later starts find them run and add nothing. {@code
  * no_param_job} also carries the cron {@value #EVERY_MINUTE}. Turned off by {@code
  * dbtasks.server.seed-demo-jobs=false}.
@@ -27,7 +27,7 @@ import org.springframework.stereotype.Component;
 @ConditionalOnBooleanProperty(DemoHandlers.ENABLED)
 @ConditionalOnBooleanProperty(name = "dbtasks.server.seed-demo-jobs", matchIfMissing = true)
 public class SeedJobs implements ApplicationRunner {
-    /** The seed's retry interval of 3 seconds. */
+    /** The sample jobs' retry interval of 3 seconds. */
     static final RetryPolicy SEED_RETRY = RetryPolicy.fixed(Duration.ofSeconds(3));
     /** Every minute, at second 0 (cron with seconds). */
     public static final String EVERY_MINUTE = "0 * * * * *";
@@ -41,7 +41,7 @@ public class SeedJobs implements ApplicationRunner {
         this.dbTasks = dbTasks;
     }
 
-    /** @return the seed's sample jobs: no_param_job, sync_order_job, create_order_job */
+    /** @return the sample jobs: no_param_job, sync_order_job, create_order_job */
     public static List<JobDefinition> definitions() {
         return List.of(
                 seed("no_param_job", "No-param test job", "TEST-001", JobTarget.of("orderService", "noParamTask"), "[]")

@@ -1,7 +1,7 @@
 package io.dbtasks.server.demo;
 
 /**
- * The payload of {@code order.sync}: the arguments of the seed's {@code syncOrder(Long, String)}.
+ * The payload of {@code order.sync}: the arguments of {@link OrderService#syncOrder(Long, String)}.
  *
  * @param orderId the order; required
  * @param operator who asked for the synchronisation; required, not blank

@@ -4,8 +4,8 @@ import java.util.List;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The body of {@code POST /api/jobs} and {@code PUT /api/jobs/{code}}: seed 003's {@code task_job}
- * columns, without the status integers.
+ * The body of {@code POST /api/jobs} and {@code PUT /api/jobs/{code}}: the columns of a job
+ * definition ({@code dbtasks_job}), without its status.
  *
  * @param code the unique code; required on create, optional on update (must match the path)
  * @param name the display name; defaults to the code
