@@ -6,9 +6,13 @@ import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.util.Locale;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Picks the dialect from the JDBC metadata of a live connection. */
 public final class Dialects {
+    private static final Logger log = LoggerFactory.getLogger(Dialects.class);
+
     private Dialects() {}
 
     /**
@@ -41,6 +45,14 @@ public final class Dialects {
             return new PostgresDialect();
         }
         if (p.contains("h2")) {
+            if (v.startsWith("2.4.240")) {
+                log.warn(
+                        "H2 {} binds a CHECK constraint to the connection that created it: once the"
+                                + " connection that created the dbtasks tables is closed, every enqueue fails with"
+                                + " 'Check constraint invalid'. Use H2 2.5.250 or later (Maven: com.h2database:h2;"
+                                + " Spring Boot: the h2.version property).",
+                        version);
+            }
             return new H2Dialect();
         }
         if (p.contains("mariadb") || (p.contains("mysql") && v.contains("mariadb"))) {
