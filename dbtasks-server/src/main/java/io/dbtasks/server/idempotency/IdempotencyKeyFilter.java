@@ -1,18 +1,13 @@
 package io.dbtasks.server.idempotency;
 
+import io.dbtasks.server.web.CachedBodyRequest;
 import io.dbtasks.server.web.Problems;
 import io.dbtasks.server.web.RequestValidationFilter;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -224,64 +219,6 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
-    }
-
-    /** The request with its body already read, so the handler can read it again. */
-    private static final class CachedBodyRequest extends HttpServletRequestWrapper {
-        private final byte[] body;
-
-        CachedBodyRequest(HttpServletRequest request, byte[] body) {
-            super(request);
-            this.body = body;
-        }
-
-        @Override
-        public ServletInputStream getInputStream() {
-            ByteArrayInputStream in = new ByteArrayInputStream(body);
-            return new ServletInputStream() {
-                @Override
-                public int read() {
-                    return in.read();
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) {
-                    return in.read(b, off, len);
-                }
-
-                @Override
-                public boolean isFinished() {
-                    return in.available() == 0;
-                }
-
-                @Override
-                public boolean isReady() {
-                    return true;
-                }
-
-                @Override
-                public void setReadListener(ReadListener listener) {
-                    throw new UnsupportedOperationException("synchronous reads only");
-                }
-            };
-        }
-
-        @Override
-        public BufferedReader getReader() {
-            String enc = getCharacterEncoding();
-            return new BufferedReader(new InputStreamReader(
-                    getInputStream(), enc == null ? StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(enc)));
-        }
-
-        @Override
-        public int getContentLength() {
-            return body.length;
-        }
-
-        @Override
-        public long getContentLengthLong() {
-            return body.length;
         }
     }
 }
