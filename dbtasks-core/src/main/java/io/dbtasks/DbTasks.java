@@ -55,8 +55,8 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Instances are thread-safe.
  */
 public final class DbTasks implements AutoCloseable {
-    /** The queue tasks go to when the request names none. */
-    public static final String DEFAULT_QUEUE = "default";
+    /** The queue tasks go to when the request names none: {@link TaskRequest#DEFAULT_QUEUE}. */
+    public static final String DEFAULT_QUEUE = TaskRequest.DEFAULT_QUEUE;
     /** Workers per queue when the builder names no queues. */
     public static final int DEFAULT_CONCURRENCY = 4;
     /** Attempts a task gets when its request does not say. */

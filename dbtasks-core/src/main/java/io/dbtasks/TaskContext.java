@@ -1,7 +1,5 @@
 package io.dbtasks;
 
-import io.dbtasks.lock.LeaseLostException;
-
 /**
  * What a running handler knows about its task and lease. One instance per attempt; its methods are
  * safe to call from any thread.
@@ -64,7 +62,7 @@ public interface TaskContext {
      * Extends the lease now, in addition to the engine's periodic heartbeats. Useful before a long
      * step. One guarded UPDATE on the task's id, token and RUNNING state.
      *
-     * @throws LeaseLostException if the lease is no longer this worker's
+     * @throws io.dbtasks.lock.LeaseLostException if the lease is no longer this worker's
      * @throws DbTasksException if the database cannot be reached
      */
     void heartbeat();
@@ -103,6 +101,28 @@ public interface TaskContext {
      * @return the slot, or empty if the task is not a schedule's
      */
     default java.util.Optional<java.time.Instant> slot() {
-        return idempotencyKey().flatMap(io.dbtasks.schedule.Schedule::slotOf);
+        return idempotencyKey().flatMap(TaskContext::slotOfKey);
+    }
+
+    /**
+     * The slot of a schedule's slot key, {@code schedule:<name>@<slot>}, as {@link
+     * io.dbtasks.schedule.Schedule#slotOf} reads it. Repeated here rather than called there, as the
+     * schedule package depends on this one and not the other way round; a test holds both to the same
+     * answers.
+     */
+    private static java.util.Optional<java.time.Instant> slotOfKey(String key) {
+        String prefix = "schedule:";
+        if (key == null || !key.startsWith(prefix)) {
+            return java.util.Optional.empty();
+        }
+        int at = key.lastIndexOf('@');
+        if (at < prefix.length()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(java.time.Instant.parse(key.substring(at + 1)));
+        } catch (java.time.format.DateTimeParseException e) {
+            return java.util.Optional.empty();
+        }
     }
 }

@@ -7,7 +7,7 @@ import java.util.Objects;
 /**
  * A task to enqueue. Immutable and thread-safe; build one with {@link #builder(String)}.
  *
- * <p>Unset fields take the engine's defaults: queue {@value DbTasks#DEFAULT_QUEUE}, priority 0,
+ * <p>Unset fields take the engine's defaults: queue {@value #DEFAULT_QUEUE}, priority 0,
  * due now (database clock), the engine's max attempts, retry policy and timeout.
  *
  * @param kind the stable name of the handler that will run it; required
@@ -45,6 +45,9 @@ public record TaskRequest(
         String name,
         String reference,
         String traceParent) {
+
+    /** The queue a task goes to when its request names none. */
+    public static final String DEFAULT_QUEUE = "default";
 
     /** The longest kind, queue, name or reference accepted. */
     public static final int MAX_NAME_LENGTH = 200;

@@ -1,6 +1,5 @@
 package io.dbtasks.schedule;
 
-import io.dbtasks.DbTasks;
 import io.dbtasks.TaskKind;
 import io.dbtasks.TaskRequest;
 import java.time.Duration;
@@ -72,7 +71,7 @@ public final class Schedule {
     }
 
     /**
-     * A schedule with every default: queue {@value DbTasks#DEFAULT_QUEUE}, no payload, {@link
+     * A schedule with every default: queue {@value TaskRequest#DEFAULT_QUEUE}, no payload, {@link
      * MissedSlots#runLatest()}.
      *
      * @param name the unique name
@@ -226,7 +225,7 @@ public final class Schedule {
         private final Trigger trigger;
         private String kind;
         private Object payload;
-        private String queue = DbTasks.DEFAULT_QUEUE;
+        private String queue = TaskRequest.DEFAULT_QUEUE;
         private int priority;
         private Integer maxAttempts;
         private MissedSlots missedSlots = MissedSlots.runLatest();
@@ -274,7 +273,7 @@ public final class Schedule {
 
         /**
          * @param queue the queue of each slot's task, 1 to {@value TaskRequest#MAX_NAME_LENGTH}
-         *     characters; default {@value DbTasks#DEFAULT_QUEUE}
+         *     characters; default {@value TaskRequest#DEFAULT_QUEUE}
          * @return this
          * @throws InvalidScheduleException if the queue name is out of range
          */
