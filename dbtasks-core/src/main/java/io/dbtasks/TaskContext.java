@@ -1,5 +1,7 @@
 package io.dbtasks;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a running handler knows about its task and lease. One instance per attempt; its methods are
  * safe to call from any thread.
@@ -71,7 +73,7 @@ public interface TaskContext {
      * @return the W3C {@code traceparent} stored with the task by the span that enqueued it, so the
      *     handler (or an integration around it) can continue that trace; {@code null} if none
      */
-    default String traceParent() {
+    default @Nullable String traceParent() {
         return null;
     }
 
@@ -80,7 +82,7 @@ public interface TaskContext {
      *     rescue's time after the first attempt, so use {@link #slot()} for the period a schedule's
      *     task stands for; {@code null} where not known
      */
-    default java.time.Instant runAt() {
+    default java.time.@Nullable Instant runAt() {
         return null;
     }
 
@@ -110,7 +112,7 @@ public interface TaskContext {
      * schedule package depends on this one and not the other way round; a test holds both to the same
      * answers.
      */
-    private static java.util.Optional<java.time.Instant> slotOfKey(String key) {
+    private static java.util.Optional<java.time.Instant> slotOfKey(@Nullable String key) {
         String prefix = "schedule:";
         if (key == null || !key.startsWith(prefix)) {
             return java.util.Optional.empty();

@@ -7,4 +7,7 @@
  * io.dbtasks.lock.spi.WorkFailures}). A supported extension point, as ShedLock's {@code support}
  * package is: modules outside the core use this package, never {@code io.dbtasks.internal}.
  */
+@NullMarked
 package io.dbtasks.lock.spi;
+
+import org.jspecify.annotations.NullMarked;
