@@ -2,6 +2,7 @@ package io.dbtasks;
 
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One row of a task's execution history.
@@ -30,6 +31,6 @@ public record Attempt(
         Instant finishedAt,
         Duration duration,
         AttemptOutcome outcome,
-        String errorClass,
-        String errorMessage,
-        String stackTrace) {}
+        @Nullable String errorClass,
+        @Nullable String errorMessage,
+        @Nullable String stackTrace) {}

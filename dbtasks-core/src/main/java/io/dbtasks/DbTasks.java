@@ -39,6 +39,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -55,8 +56,8 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Instances are thread-safe.
  */
 public final class DbTasks implements AutoCloseable {
-    /** The queue tasks go to when the request names none. */
-    public static final String DEFAULT_QUEUE = "default";
+    /** The queue tasks go to when the request names none: {@link TaskRequest#DEFAULT_QUEUE}. */
+    public static final String DEFAULT_QUEUE = TaskRequest.DEFAULT_QUEUE;
     /** Workers per queue when the builder names no queues. */
     public static final int DEFAULT_CONCURRENCY = 4;
     /** Attempts a task gets when its request does not say. */
@@ -333,7 +334,7 @@ public final class DbTasks implements AutoCloseable {
      * @throws UnknownKindException if no handler is registered for {@code kind}
      * @throws InvalidPayloadException if the JSON does not read as the kind's payload type
      */
-    public void validate(String kind, String payloadJson) {
+    public void validate(String kind, @Nullable String payloadJson) {
         engine.handlers().validate(kind, payloadJson);
     }
 
@@ -351,7 +352,7 @@ public final class DbTasks implements AutoCloseable {
      * @param name a kind name; may be {@code null}
      * @return the kind, or empty if no handler is registered for it
      */
-    public Optional<TaskKind<?>> kind(String name) {
+    public Optional<TaskKind<?>> kind(@Nullable String name) {
         if (name == null) {
             return Optional.empty();
         }
@@ -385,7 +386,7 @@ public final class DbTasks implements AutoCloseable {
      *     already
      * @throws DbTasksException if the database fails
      */
-    public boolean pauseQueue(String queue, String pausedBy) {
+    public boolean pauseQueue(String queue, @Nullable String pausedBy) {
         return engine.queueControl()
                 .pause(
                         StoredText.requireName("queue", Objects.requireNonNull(queue, "queue")),
@@ -1045,7 +1046,7 @@ public final class DbTasks implements AutoCloseable {
          *     direct connection (or session pooling), {@code null} to detect
          * @return this
          */
-        public Builder transactionPooling(Boolean transactionPooling) {
+        public Builder transactionPooling(@Nullable Boolean transactionPooling) {
             this.transactionPooling = transactionPooling;
             return this;
         }
@@ -1273,7 +1274,7 @@ public final class DbTasks implements AutoCloseable {
          * @param clock the clock, or {@code null} for the database clock (the default)
          * @return this
          */
-        public Builder scheduleClock(Clock clock) {
+        public Builder scheduleClock(@Nullable Clock clock) {
             this.scheduleClock = clock;
             return this;
         }

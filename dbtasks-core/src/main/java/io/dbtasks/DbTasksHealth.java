@@ -1,6 +1,7 @@
 package io.dbtasks;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A snapshot of how the engine is doing, for a health check: when a statement the engine issued
@@ -35,17 +36,17 @@ import java.time.Instant;
  * @param unavailable why enqueueing or claiming does not work now; {@code null} when both do
  */
 public record DbTasksHealth(
-        Instant lastSuccessAt,
+        @Nullable Instant lastSuccessAt,
         int consecutiveFailures,
-        Instant lastFailureAt,
-        String lastFailure,
+        @Nullable Instant lastFailureAt,
+        @Nullable String lastFailure,
         boolean workersStarted,
         int claimLoops,
         int claimLoopsAlive,
-        Instant oldestClaimLoopAt,
-        Instant lastRescueAt,
-        Boolean listening,
-        String unavailable) {
+        @Nullable Instant oldestClaimLoopAt,
+        @Nullable Instant lastRescueAt,
+        @Nullable Boolean listening,
+        @Nullable String unavailable) {
 
     /**
      * Without {@link #unavailable}: enqueueing and claiming work.
@@ -62,16 +63,16 @@ public record DbTasksHealth(
      * @param listening see the record
      */
     public DbTasksHealth(
-            Instant lastSuccessAt,
+            @Nullable Instant lastSuccessAt,
             int consecutiveFailures,
-            Instant lastFailureAt,
-            String lastFailure,
+            @Nullable Instant lastFailureAt,
+            @Nullable String lastFailure,
             boolean workersStarted,
             int claimLoops,
             int claimLoopsAlive,
-            Instant oldestClaimLoopAt,
-            Instant lastRescueAt,
-            Boolean listening) {
+            @Nullable Instant oldestClaimLoopAt,
+            @Nullable Instant lastRescueAt,
+            @Nullable Boolean listening) {
         this(
                 lastSuccessAt,
                 consecutiveFailures,
@@ -94,7 +95,11 @@ public record DbTasksHealth(
      * @param lastFailureAt see the record
      * @param lastFailure see the record
      */
-    public DbTasksHealth(Instant lastSuccessAt, int consecutiveFailures, Instant lastFailureAt, String lastFailure) {
+    public DbTasksHealth(
+            @Nullable Instant lastSuccessAt,
+            int consecutiveFailures,
+            @Nullable Instant lastFailureAt,
+            @Nullable String lastFailure) {
         this(lastSuccessAt, consecutiveFailures, lastFailureAt, lastFailure, false, 0, 0, null, null, null, null);
     }
 

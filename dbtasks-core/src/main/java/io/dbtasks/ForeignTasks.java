@@ -2,6 +2,7 @@ package io.dbtasks;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Due PENDING tasks of one queue, kind and job target that this engine does not claim, because it
@@ -17,7 +18,12 @@ import java.util.Objects;
  * @param oldestRunAt the earliest due time among them, database time
  */
 public record ForeignTasks(
-        String queue, String kind, String jobTarget, long tasks, boolean runnableElsewhere, Instant oldestRunAt) {
+        String queue,
+        String kind,
+        @Nullable String jobTarget,
+        long tasks,
+        boolean runnableElsewhere,
+        Instant oldestRunAt) {
     /** Checks the names. */
     public ForeignTasks {
         Objects.requireNonNull(queue, "queue");

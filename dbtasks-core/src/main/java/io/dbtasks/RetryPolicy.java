@@ -3,6 +3,7 @@ package io.dbtasks;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.DoubleSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How long a failed task waits before its next attempt. Immutable and thread-safe.
@@ -146,7 +147,7 @@ public final class RetryPolicy {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof RetryPolicy p
                 && backoff == p.backoff
                 && initial.equals(p.initial)

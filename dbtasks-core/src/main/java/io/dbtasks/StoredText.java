@@ -1,5 +1,7 @@
 package io.dbtasks;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one rule for text the library stores, applied by every public API that takes a string (task
  * requests, job definitions, batches, schedules, queue names, keys, locks, guards, the inbox) and by
@@ -27,7 +29,7 @@ public final class StoredText {
      * @throws IllegalArgumentException naming {@code field} if {@code value} holds a NUL character
      *     or a lone surrogate
      */
-    public static String requireText(String field, String value) {
+    public static @Nullable String requireText(String field, @Nullable String value) {
         String problem = problem(value);
         if (problem != null) {
             throw new IllegalArgumentException("'" + field + "' " + problem);
@@ -42,7 +44,7 @@ public final class StoredText {
      * @throws IllegalArgumentException naming {@code field} if {@code value} holds a NUL character,
      *     a lone surrogate or another control character
      */
-    public static String requireName(String field, String value) {
+    public static @Nullable String requireName(String field, @Nullable String value) {
         String problem = nameProblem(value);
         if (problem != null) {
             throw new IllegalArgumentException("'" + field + "' " + problem);
@@ -55,7 +57,7 @@ public final class StoredText {
      * @return what is wrong with it as text, e.g. {@code "contains a NUL character (U+0000) at
      *     position 3; remove it"}, or {@code null} if nothing is (or it is {@code null})
      */
-    public static String problem(String value) {
+    public static @Nullable String problem(@Nullable String value) {
         return problem(value, false);
     }
 
@@ -63,7 +65,7 @@ public final class StoredText {
      * @param value a value, or {@code null}
      * @return what is wrong with it as a name, or {@code null} if nothing is (or it is {@code null})
      */
-    public static String nameProblem(String value) {
+    public static @Nullable String nameProblem(@Nullable String value) {
         return problem(value, true);
     }
 
@@ -79,7 +81,7 @@ public final class StoredText {
      * @param value a value, or {@code null}
      * @return the value as one safe line, or {@code "null"}
      */
-    public static String forLog(Object value) {
+    public static String forLog(@Nullable Object value) {
         String s = String.valueOf(value);
         StringBuilder b = new StringBuilder(Math.min(s.length(), MAX_LOGGED) + 16);
         int i = 0;
@@ -108,7 +110,7 @@ public final class StoredText {
         return i < s.length() ? b + "... (" + s.length() + " characters)" : b.toString();
     }
 
-    private static String problem(String value, boolean name) {
+    private static @Nullable String problem(@Nullable String value, boolean name) {
         if (value == null) {
             return null;
         }

@@ -1,6 +1,7 @@
 package io.dbtasks;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A snapshot of one task row. Immutable; re-read it with {@link DbTasks#find(long)} to see later
@@ -38,18 +39,18 @@ public record Task(
         int priority,
         int attempt,
         int maxAttempts,
-        String idempotencyKey,
-        String name,
-        String reference,
-        String payload,
+        @Nullable String idempotencyKey,
+        @Nullable String name,
+        @Nullable String reference,
+        @Nullable String payload,
         Instant runAt,
-        String leaseOwner,
-        Long fencingToken,
-        Instant leaseExpiresAt,
+        @Nullable String leaseOwner,
+        @Nullable Long fencingToken,
+        @Nullable Instant leaseExpiresAt,
         boolean cancelRequested,
         Instant createdAt,
         Instant updatedAt,
-        Instant startedAt,
-        Instant finishedAt,
-        String lastError,
-        String traceParent) {}
+        @Nullable Instant startedAt,
+        @Nullable Instant finishedAt,
+        @Nullable String lastError,
+        @Nullable String traceParent) {}

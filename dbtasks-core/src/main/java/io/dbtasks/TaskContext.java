@@ -1,6 +1,6 @@
 package io.dbtasks;
 
-import io.dbtasks.lock.LeaseLostException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a running handler knows about its task and lease. One instance per attempt; its methods are
@@ -64,7 +64,7 @@ public interface TaskContext {
      * Extends the lease now, in addition to the engine's periodic heartbeats. Useful before a long
      * step. One guarded UPDATE on the task's id, token and RUNNING state.
      *
-     * @throws LeaseLostException if the lease is no longer this worker's
+     * @throws io.dbtasks.lock.LeaseLostException if the lease is no longer this worker's
      * @throws DbTasksException if the database cannot be reached
      */
     void heartbeat();
@@ -73,7 +73,7 @@ public interface TaskContext {
      * @return the W3C {@code traceparent} stored with the task by the span that enqueued it, so the
      *     handler (or an integration around it) can continue that trace; {@code null} if none
      */
-    default String traceParent() {
+    default @Nullable String traceParent() {
         return null;
     }
 
@@ -82,7 +82,7 @@ public interface TaskContext {
      *     rescue's time after the first attempt, so use {@link #slot()} for the period a schedule's
      *     task stands for; {@code null} where not known
      */
-    default java.time.Instant runAt() {
+    default java.time.@Nullable Instant runAt() {
         return null;
     }
 
@@ -103,6 +103,28 @@ public interface TaskContext {
      * @return the slot, or empty if the task is not a schedule's
      */
     default java.util.Optional<java.time.Instant> slot() {
-        return idempotencyKey().flatMap(io.dbtasks.schedule.Schedule::slotOf);
+        return idempotencyKey().flatMap(TaskContext::slotOfKey);
+    }
+
+    /**
+     * The slot of a schedule's slot key, {@code schedule:<name>@<slot>}, as {@link
+     * io.dbtasks.schedule.Schedule#slotOf} reads it. Repeated here rather than called there, as the
+     * schedule package depends on this one and not the other way round; a test holds both to the same
+     * answers.
+     */
+    private static java.util.Optional<java.time.Instant> slotOfKey(@Nullable String key) {
+        String prefix = "schedule:";
+        if (key == null || !key.startsWith(prefix)) {
+            return java.util.Optional.empty();
+        }
+        int at = key.lastIndexOf('@');
+        if (at < prefix.length()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(java.time.Instant.parse(key.substring(at + 1)));
+        } catch (java.time.format.DateTimeParseException e) {
+            return java.util.Optional.empty();
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.dbtasks;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Criteria for {@link DbTasks#list(TaskFilter, int, int)}; each {@code null} field matches all.
  *
@@ -7,7 +9,10 @@ package io.dbtasks;
  * @param queue only tasks of this queue, or {@code null}
  * @param kind only tasks of this kind, or {@code null}
  */
-public record TaskFilter(TaskStatus status, String queue, String kind) {
+public record TaskFilter(
+        @Nullable TaskStatus status,
+        @Nullable String queue,
+        @Nullable String kind) {
     /** A filter that matches every task. */
     public static final TaskFilter ALL = new TaskFilter(null, null, null);
 }

@@ -3,11 +3,12 @@ package io.dbtasks;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A task to enqueue. Immutable and thread-safe; build one with {@link #builder(String)}.
  *
- * <p>Unset fields take the engine's defaults: queue {@value DbTasks#DEFAULT_QUEUE}, priority 0,
+ * <p>Unset fields take the engine's defaults: queue {@value #DEFAULT_QUEUE}, priority 0,
  * due now (database clock), the engine's max attempts, retry policy and timeout.
  *
  * @param kind the stable name of the handler that will run it; required
@@ -33,18 +34,21 @@ import java.util.Objects;
  */
 public record TaskRequest(
         String kind,
-        Object payload,
-        String queue,
+        @Nullable Object payload,
+        @Nullable String queue,
         int priority,
-        Instant runAt,
-        Duration runAfter,
-        Integer maxAttempts,
-        RetryPolicy retryPolicy,
-        Duration timeout,
-        String idempotencyKey,
-        String name,
-        String reference,
-        String traceParent) {
+        @Nullable Instant runAt,
+        @Nullable Duration runAfter,
+        @Nullable Integer maxAttempts,
+        @Nullable RetryPolicy retryPolicy,
+        @Nullable Duration timeout,
+        @Nullable String idempotencyKey,
+        @Nullable String name,
+        @Nullable String reference,
+        @Nullable String traceParent) {
+
+    /** The queue a task goes to when its request names none. */
+    public static final String DEFAULT_QUEUE = "default";
 
     /** The longest kind, queue, name or reference accepted. */
     public static final int MAX_NAME_LENGTH = 200;
@@ -96,7 +100,7 @@ public record TaskRequest(
      * @return a copy of this request carrying {@code traceParent}
      * @throws IllegalArgumentException if it is blank or too long
      */
-    public TaskRequest withTraceParent(String traceParent) {
+    public TaskRequest withTraceParent(@Nullable String traceParent) {
         return new TaskRequest(
                 kind,
                 payload,
@@ -131,7 +135,7 @@ public record TaskRequest(
      * @return the request
      * @throws IllegalArgumentException if {@code kind} is blank or too long
      */
-    public static TaskRequest of(String kind, Object payload) {
+    public static TaskRequest of(String kind, @Nullable Object payload) {
         return builder(kind).payload(payload).build();
     }
 
@@ -144,7 +148,7 @@ public record TaskRequest(
      * @param <P> the payload type
      * @return the request
      */
-    public static <P> TaskRequest of(TaskKind<P> kind, P payload) {
+    public static <P> TaskRequest of(TaskKind<P> kind, @Nullable P payload) {
         return builder(kind.name()).payload(payload).build();
     }
 
@@ -166,7 +170,7 @@ public record TaskRequest(
         }
     }
 
-    private static void checkLength(String value, String field) {
+    private static void checkLength(@Nullable String value, String field) {
         if (value != null && value.length() > MAX_NAME_LENGTH) {
             throw new IllegalArgumentException(field + " must be at most " + MAX_NAME_LENGTH + " characters");
         }
@@ -175,18 +179,18 @@ public record TaskRequest(
     /** Builds a {@link TaskRequest}. Not thread-safe. */
     public static final class Builder {
         private final String kind;
-        private Object payload;
-        private String queue;
+        private @Nullable Object payload;
+        private @Nullable String queue;
         private int priority;
-        private Instant runAt;
-        private Duration runAfter;
-        private Integer maxAttempts;
-        private RetryPolicy retryPolicy;
-        private Duration timeout;
-        private String idempotencyKey;
-        private String name;
-        private String reference;
-        private String traceParent;
+        private @Nullable Instant runAt;
+        private @Nullable Duration runAfter;
+        private @Nullable Integer maxAttempts;
+        private @Nullable RetryPolicy retryPolicy;
+        private @Nullable Duration timeout;
+        private @Nullable String idempotencyKey;
+        private @Nullable String name;
+        private @Nullable String reference;
+        private @Nullable String traceParent;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -196,7 +200,7 @@ public record TaskRequest(
          * @param payload written as JSON; {@code null} for none
          * @return this
          */
-        public Builder payload(Object payload) {
+        public Builder payload(@Nullable Object payload) {
             this.payload = payload;
             return this;
         }
@@ -223,7 +227,7 @@ public record TaskRequest(
          * @param runAt when due; {@code null} for now
          * @return this
          */
-        public Builder runAt(Instant runAt) {
+        public Builder runAt(@Nullable Instant runAt) {
             this.runAt = runAt;
             return this;
         }
@@ -296,7 +300,7 @@ public record TaskRequest(
          *     {@link TaskRequest#traceParent()}
          * @return this
          */
-        public Builder traceParent(String traceParent) {
+        public Builder traceParent(@Nullable String traceParent) {
             this.traceParent = traceParent;
             return this;
         }

@@ -1,10 +1,7 @@
 package io.dbtasks;
 
-import io.dbtasks.inbox.InboxHandler;
-import io.dbtasks.lock.LeasedWork;
-
 /**
- * Work given to dbtasks (a {@link LeasedWork}, an {@link InboxHandler}) threw a checked exception;
+ * Work given to dbtasks (a {@link io.dbtasks.lock.LeasedWork}, an {@link io.dbtasks.inbox.InboxHandler}) threw a checked exception;
  * {@link #getCause()} is that exception. Unchecked exceptions and errors from the work are rethrown
  * as they are, not wrapped.
  */

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One engine with workers, as it last recorded itself in the database ({@link DbTasks#workers()}).
@@ -27,8 +28,8 @@ public record WorkerInfo(
         Map<String, Integer> queues,
         Instant startedAt,
         Instant heartbeatAt,
-        Set<String> kinds,
-        Set<String> jobTargets) {
+        @Nullable Set<String> kinds,
+        @Nullable Set<String> jobTargets) {
     /** Copies {@code queues}, {@code kinds} and {@code jobTargets}. */
     public WorkerInfo {
         Objects.requireNonNull(workerId, "workerId");

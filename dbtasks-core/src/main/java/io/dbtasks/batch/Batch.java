@@ -1,6 +1,7 @@
 package io.dbtasks.batch;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A stored batch.
@@ -18,9 +19,9 @@ import java.time.Instant;
 public record Batch(
         long id,
         String kind,
-        String name,
-        String idempotencyKey,
+        @Nullable String name,
+        @Nullable String idempotencyKey,
         int chunks,
-        String params,
+        @Nullable String params,
         Instant createdAt,
         boolean duplicate) {}

@@ -2,6 +2,7 @@ package io.dbtasks.batch;
 
 import io.dbtasks.RetryPolicy;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A batch to create. Build one with {@link #builder(String, int)}.
@@ -20,12 +21,12 @@ import java.util.Objects;
 public record BatchRequest(
         String kind,
         int chunks,
-        Object params,
-        String name,
-        String idempotencyKey,
-        String queue,
-        Integer maxAttempts,
-        RetryPolicy retryPolicy) {
+        @Nullable Object params,
+        @Nullable String name,
+        @Nullable String idempotencyKey,
+        @Nullable String queue,
+        @Nullable Integer maxAttempts,
+        @Nullable RetryPolicy retryPolicy) {
     /** The most chunks a batch may have. */
     public static final int MAX_CHUNKS = 100_000;
 
@@ -71,12 +72,12 @@ public record BatchRequest(
     public static final class Builder {
         private final String kind;
         private final int chunks;
-        private Object params;
-        private String name;
-        private String idempotencyKey;
-        private String queue;
-        private Integer maxAttempts;
-        private RetryPolicy retryPolicy;
+        private @Nullable Object params;
+        private @Nullable String name;
+        private @Nullable String idempotencyKey;
+        private @Nullable String queue;
+        private @Nullable Integer maxAttempts;
+        private @Nullable RetryPolicy retryPolicy;
 
         private Builder(String kind, int chunks) {
             this.kind = kind;

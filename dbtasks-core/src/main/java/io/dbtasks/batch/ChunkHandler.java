@@ -1,6 +1,7 @@
 package io.dbtasks.batch;
 
 import java.sql.Connection;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Does one chunk of a batch. Register it with {@link io.dbtasks.DbTasks.Builder#chunkHandler(String,
@@ -29,5 +30,5 @@ public interface ChunkHandler<P> {
      * @throws Exception to fail this attempt; the transaction rolls back and the chunk is retried
      *     per the batch's retry settings
      */
-    void handle(ChunkContext chunk, Connection transaction, P params) throws Exception;
+    void handle(ChunkContext chunk, Connection transaction, @Nullable P params) throws Exception;
 }

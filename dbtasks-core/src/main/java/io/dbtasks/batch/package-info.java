@@ -3,4 +3,7 @@
  * a unique {@code (batch, chunk)} record committed with its effects, resumed after a crash with the
  * chunks not yet done, run in parallel across instances, with queryable progress.
  */
+@NullMarked
 package io.dbtasks.batch;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,7 @@ package io.dbtasks.event;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Something that happened to one task. Immutable.
@@ -34,13 +35,13 @@ public record TaskEvent(
         String kind,
         String queue,
         int attempt,
-        Long fencingToken,
+        @Nullable Long fencingToken,
         String workerId,
         Instant at,
-        Instant nextRunAt,
-        String detail,
-        Instant runAt,
-        String traceParent) {
+        @Nullable Instant nextRunAt,
+        @Nullable String detail,
+        @Nullable Instant runAt,
+        @Nullable String traceParent) {
 
     /**
      * An event without run-at and trace parent.
@@ -62,11 +63,11 @@ public record TaskEvent(
             String kind,
             String queue,
             int attempt,
-            Long fencingToken,
+            @Nullable Long fencingToken,
             String workerId,
             Instant at,
-            Instant nextRunAt,
-            String detail) {
+            @Nullable Instant nextRunAt,
+            @Nullable String detail) {
         this(type, taskId, kind, queue, attempt, fencingToken, workerId, at, nextRunAt, detail, null, null);
     }
 

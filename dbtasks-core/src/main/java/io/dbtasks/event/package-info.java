@@ -21,4 +21,7 @@
  * a task enqueued by one engine and run by another is {@code ENQUEUED} on the first and {@code
  * CLAIMED} on the second, with no order between them. Events of different tasks have no order.
  */
+@NullMarked
 package io.dbtasks.event;
+
+import org.jspecify.annotations.NullMarked;

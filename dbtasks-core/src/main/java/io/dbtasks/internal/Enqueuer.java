@@ -331,7 +331,7 @@ public final class Enqueuer {
     }
 
     private static String queueOf(TaskRequest r) {
-        return r.queue() != null ? r.queue() : io.dbtasks.DbTasks.DEFAULT_QUEUE;
+        return r.queue() != null ? r.queue() : TaskRequest.DEFAULT_QUEUE;
     }
 
     /** @return the request's retry policy, else the engine's default */

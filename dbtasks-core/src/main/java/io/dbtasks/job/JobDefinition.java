@@ -5,6 +5,7 @@ import io.dbtasks.StoredText;
 import io.dbtasks.schedule.Trigger;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A job definition as written by its owner: what to call, with which arguments, under which
@@ -32,16 +33,16 @@ import java.util.Objects;
 public record JobDefinition(
         String code,
         String name,
-        String description,
+        @Nullable String description,
         String businessType,
-        String businessId,
+        @Nullable String businessId,
         JobTarget target,
         String arguments,
-        String queue,
+        @Nullable String queue,
         int maxAttempts,
         RetryPolicy retryPolicy,
-        String cron,
-        String timeZone,
+        @Nullable String cron,
+        @Nullable String timeZone,
         boolean enabled) {
     /** The longest code, name, business type, business id or queue accepted. */
     public static final int MAX_NAME_LENGTH = 200;
@@ -140,7 +141,7 @@ public record JobDefinition(
         }
     }
 
-    private static void checkLength(String value, String field) {
+    private static void checkLength(@Nullable String value, String field) {
         if (value != null && value.length() > MAX_NAME_LENGTH) {
             throw new IllegalArgumentException(field + " must be at most " + MAX_NAME_LENGTH + " characters");
         }
@@ -154,16 +155,16 @@ public record JobDefinition(
     public static final class Builder {
         private final String code;
         private String name;
-        private String description;
-        private String businessType;
-        private String businessId;
-        private JobTarget target;
-        private String arguments = "[]";
-        private String queue;
+        private @Nullable String description;
+        private @Nullable String businessType;
+        private @Nullable String businessId;
+        private @Nullable JobTarget target;
+        private @Nullable String arguments = "[]";
+        private @Nullable String queue;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private RetryPolicy retryPolicy = DEFAULT_RETRY;
-        private String cron;
-        private String timeZone;
+        private @Nullable String cron;
+        private @Nullable String timeZone;
         private boolean enabled = true;
 
         private Builder(String code) {
@@ -184,7 +185,7 @@ public record JobDefinition(
          * @param description free text, or {@code null}
          * @return this
          */
-        public Builder description(String description) {
+        public Builder description(@Nullable String description) {
             this.description = description;
             return this;
         }
@@ -194,7 +195,7 @@ public record JobDefinition(
          * @param businessId the business id, or {@code null}
          * @return this
          */
-        public Builder business(String businessType, String businessId) {
+        public Builder business(String businessType, @Nullable String businessId) {
             this.businessType = businessType;
             this.businessId = businessId;
             return this;
@@ -213,7 +214,7 @@ public record JobDefinition(
          * @param argumentsJson a JSON array, one element per parameter; {@code null} for none
          * @return this
          */
-        public Builder arguments(String argumentsJson) {
+        public Builder arguments(@Nullable String argumentsJson) {
             this.arguments = argumentsJson;
             return this;
         }
@@ -222,7 +223,7 @@ public record JobDefinition(
          * @param queue the queue, or {@code null} for the default
          * @return this
          */
-        public Builder queue(String queue) {
+        public Builder queue(@Nullable String queue) {
             this.queue = queue;
             return this;
         }
@@ -250,7 +251,7 @@ public record JobDefinition(
          * @param timeZone its time zone id, or {@code null} for UTC
          * @return this
          */
-        public Builder cron(String cron, String timeZone) {
+        public Builder cron(@Nullable String cron, @Nullable String timeZone) {
             this.cron = cron;
             this.timeZone = timeZone;
             return this;

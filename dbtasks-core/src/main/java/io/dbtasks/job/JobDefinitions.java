@@ -3,6 +3,7 @@ package io.dbtasks.job;
 import io.dbtasks.DbTasksException;
 import java.util.Collection;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Job definitions in the engine's database ({@code dbtasks_job}) and their runs.
@@ -99,7 +100,7 @@ public interface JobDefinitions {
      * @throws IllegalArgumentException if {@code limit} is out of range
      * @throws DbTasksException if the database fails
      */
-    JobPage list(String businessType, Long afterId, int limit);
+    JobPage list(@Nullable String businessType, @Nullable Long afterId, int limit);
 
     /**
      * Lists the runs recorded under a code, newest (highest run number) first, a keyset page at a
@@ -115,7 +116,7 @@ public interface JobDefinitions {
      * @throws IllegalArgumentException if {@code limit} is out of range
      * @throws DbTasksException if the database fails
      */
-    JobRunRecordPage runs(String code, Long beforeRunNo, int limit);
+    JobRunRecordPage runs(String code, @Nullable Long beforeRunNo, int limit);
 
     /**
      * Runs one definition now, unless its last run is still pending or has succeeded; the same as
@@ -203,5 +204,5 @@ public interface JobDefinitions {
      * @return what was done
      * @throws DbTasksException if the database fails
      */
-    JobRunSummary rerunFailed(String businessType);
+    JobRunSummary rerunFailed(@Nullable String businessType);
 }

@@ -1,6 +1,7 @@
 package io.dbtasks.job;
 
 import io.dbtasks.TaskContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One call of a job's target, as a {@link JobTargetInvoker} receives it.
@@ -13,4 +14,9 @@ import io.dbtasks.TaskContext;
  * @param context the task's context (id, attempt, fencing token, lease)
  */
 public record JobInvocation(
-        String code, String businessType, String businessId, JobTarget target, String arguments, TaskContext context) {}
+        String code,
+        String businessType,
+        @Nullable String businessId,
+        JobTarget target,
+        String arguments,
+        TaskContext context) {}

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
@@ -179,7 +180,7 @@ public final class JobMethodRegistry implements JobTargetInvoker {
                 + " Then fix the definition if need be and run it again.");
     }
 
-    private Object[] bind(String code, Entry entry, String argumentsJson) {
+    private Object[] bind(String code, Entry entry, @Nullable String argumentsJson) {
         JavaType[] types = entry.parameterTypes();
         JsonNode array;
         try {

@@ -1,6 +1,7 @@
 package io.dbtasks.job;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One keyset page of definitions, in id order.
@@ -9,7 +10,7 @@ import java.util.List;
  * @param nextAfterId the id to pass as {@code afterId} for the next page, or {@code null} when this
  *     is the last page
  */
-public record JobPage(List<StoredJob> items, Long nextAfterId) {
+public record JobPage(List<StoredJob> items, @Nullable Long nextAfterId) {
     public JobPage {
         items = List.copyOf(items);
     }

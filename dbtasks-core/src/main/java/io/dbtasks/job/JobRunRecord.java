@@ -3,6 +3,7 @@ package io.dbtasks.job;
 import io.dbtasks.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One run of a job definition, as its execution log shows it: the run's number and task, when it was
@@ -27,9 +28,9 @@ public record JobRunRecord(
         long runNo,
         long taskId,
         Instant enqueuedAt,
-        Instant startedAt,
-        Instant finishedAt,
-        TaskStatus outcome,
-        Duration duration,
+        @Nullable Instant startedAt,
+        @Nullable Instant finishedAt,
+        @Nullable TaskStatus outcome,
+        @Nullable Duration duration,
         int retries,
-        String error) {}
+        @Nullable String error) {}

@@ -1,6 +1,7 @@
 package io.dbtasks.job;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A keyset page of one definition's runs, newest (highest run number) first.
@@ -9,7 +10,8 @@ import java.util.List;
  * @param nextBeforeRunNo the {@code beforeRunNo} of the next (older) page, or {@code null} on the
  *     last page
  */
-public record JobRunRecordPage(List<JobRunRecord> items, Long nextBeforeRunNo) {
+public record JobRunRecordPage(
+        List<JobRunRecord> items, @Nullable Long nextBeforeRunNo) {
     public JobRunRecordPage {
         items = List.copyOf(items);
     }

@@ -2,6 +2,7 @@ package io.dbtasks.job;
 
 import io.dbtasks.TaskStatus;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A job definition as stored, with what its runs did. A snapshot; read it again to see changes.
@@ -20,8 +21,8 @@ public record StoredJob(
         long id,
         JobDefinition definition,
         long runs,
-        Long lastTaskId,
-        TaskStatus lastStatus,
-        String lastError,
+        @Nullable Long lastTaskId,
+        @Nullable TaskStatus lastStatus,
+        @Nullable String lastError,
         Instant createdAt,
         Instant updatedAt) {}

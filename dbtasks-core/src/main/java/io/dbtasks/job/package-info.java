@@ -4,4 +4,7 @@
  * is a task of kind {@link io.dbtasks.job.JobDefinitions#KIND}; the method is called through a
  * {@link io.dbtasks.job.JobTargetInvoker}, which resolves only what the application allow-listed.
  */
+@NullMarked
 package io.dbtasks.job;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,12 +1,11 @@
 package io.dbtasks.lock;
 
-import io.dbtasks.once.RunOnceGuards;
 import java.time.Instant;
 import java.util.Objects;
 
 /**
  * One grant of a named lease: a lock from {@link LeaseLocks}, or the right to run a run-once key
- * (see {@link RunOnceGuards}).
+ * (see {@link io.dbtasks.once.RunOnceGuards}).
  *
  * <p>The {@code token} is a fencing token: every grant of the same name gets a strictly greater one
  * than the grants before it. Present it to whatever the holder writes to (for example {@code UPDATE

@@ -1,6 +1,5 @@
 package io.dbtasks.lock;
 
-import io.dbtasks.DbTasks;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.WorkFailedException;
 import java.time.Duration;
@@ -16,7 +15,7 @@ import java.util.Optional;
  * taken over gets {@code false} or empty, and changes nothing. Tokens strictly increase per name;
  * pass them on to fence writes (see {@link Lease}).
  *
- * <p>Two implementations: the JDBC one in the core ({@link DbTasks#locks()}, table {@code
+ * <p>Two implementations: the JDBC one in the core ({@link io.dbtasks.DbTasks#locks()}, table {@code
  * dbtasks_lock}, database clock), and {@code io.dbtasks.redis.RedisLeaseLocks} in {@code
  * dbtasks-redis}.
  *

@@ -1,6 +1,7 @@
 package io.dbtasks.lock;
 
 import io.dbtasks.DbTasksException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The worker no longer holds the task's lease: it expired and another worker took the task, an
@@ -22,7 +23,7 @@ public class LeaseLostException extends DbTasksException {
      * @param message which lease was lost and what happened to the work
      * @param cause what the work threw after it was interrupted, may be {@code null}
      */
-    public LeaseLostException(String message, Throwable cause) {
+    public LeaseLostException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,11 +1,9 @@
 package io.dbtasks.lock;
 
-import io.dbtasks.once.RunOnceGuards;
-
 /**
  * Work that runs while its caller holds a {@link Lease}: the body of {@link
  * LeaseLocks#withLock(String, java.time.Duration, LeasedWork)} and of {@link
- * RunOnceGuards#runOnce(String, java.time.Duration, LeasedWork)}.
+ * io.dbtasks.once.RunOnceGuards#runOnce(String, java.time.Duration, LeasedWork)}.
  *
  * <p>The lease is renewed in the background while the work runs. If a renewal fails (the lease
  * expired and another holder took over), the thread running the work is interrupted: blocking calls

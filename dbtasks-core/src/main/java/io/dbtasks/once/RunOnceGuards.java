@@ -3,6 +3,7 @@ package io.dbtasks.once;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.lock.LeasedWork;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Run-once guards: work that must succeed at most once per key across every instance of the
@@ -67,7 +68,7 @@ public interface RunOnceGuards {
      *     positive
      * @throws DbTasksException if the database fails while claiming the key
      */
-    RunOnceResult runOnce(String key, String target, Duration lease, LeasedWork work);
+    RunOnceResult runOnce(String key, @Nullable String target, Duration lease, LeasedWork work);
 
     /**
      * Deletes guard rows that have not changed for {@code age} (finished ones, and RUNNING ones

@@ -4,6 +4,7 @@ import io.dbtasks.WorkFailedException;
 import io.dbtasks.lock.Lease;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link RunOnceGuards#runOnce} did.
@@ -15,7 +16,11 @@ import java.util.Optional;
  *     the filter lock's holder, or null if it could not be named; null for SKIPPED_DONE
  * @param error what the work threw, for FAILED and possibly LEASE_LOST; otherwise null
  */
-public record RunOnceResult(String key, Outcome outcome, Lease lease, Throwable error) {
+public record RunOnceResult(
+        String key,
+        Outcome outcome,
+        @Nullable Lease lease,
+        @Nullable Throwable error) {
     /** The cases of a run-once call. */
     public enum Outcome {
         /** The work ran and succeeded: the key was new, or its last run had FAILED. */

@@ -3,4 +3,7 @@
  * scheduled report ({@link io.dbtasks.once.RunOnceGuards}, from {@code DbTasks.guards()}), with
  * period keys for days, hours and cron slots ({@link io.dbtasks.once.PeriodKeys}).
  */
+@NullMarked
 package io.dbtasks.once;
+
+import org.jspecify.annotations.NullMarked;

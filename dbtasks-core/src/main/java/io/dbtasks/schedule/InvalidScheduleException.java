@@ -1,5 +1,7 @@
 package io.dbtasks.schedule;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A schedule, or a part of one, is malformed: a cron expression that does not parse or never fires,
  * a period that is not positive, a name out of range. The message says what is wrong and how to
@@ -17,7 +19,7 @@ public class InvalidScheduleException extends IllegalArgumentException {
      * @param message what is wrong and what to do
      * @param cause the parser's failure, may be {@code null}
      */
-    public InvalidScheduleException(String message, Throwable cause) {
+    public InvalidScheduleException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

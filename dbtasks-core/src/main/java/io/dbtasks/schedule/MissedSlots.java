@@ -1,6 +1,7 @@
 package io.dbtasks.schedule;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a schedule does with the slots it missed while no engine was running (or the database was
@@ -113,7 +114,7 @@ public final class MissedSlots {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof MissedSlots m && m.mode == mode && m.max == max;
     }
 

@@ -1,12 +1,12 @@
 package io.dbtasks.schedule;
 
-import io.dbtasks.DbTasks;
 import io.dbtasks.TaskKind;
 import io.dbtasks.TaskRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A recurring schedule as declared: its unique name, its {@link Trigger}, the task each slot
@@ -35,13 +35,13 @@ public final class Schedule {
     private final String name;
     private final Trigger trigger;
     private final String kind;
-    private final Object payload;
+    private final @Nullable Object payload;
     private final String queue;
     private final int priority;
-    private final Integer maxAttempts;
+    private final @Nullable Integer maxAttempts;
     private final MissedSlots missedSlots;
     private final Duration misfireThreshold;
-    private final Instant startAt;
+    private final @Nullable Instant startAt;
 
     private Schedule(Builder b) {
         this.name = b.name;
@@ -72,7 +72,7 @@ public final class Schedule {
     }
 
     /**
-     * A schedule with every default: queue {@value DbTasks#DEFAULT_QUEUE}, no payload, {@link
+     * A schedule with every default: queue {@value TaskRequest#DEFAULT_QUEUE}, no payload, {@link
      * MissedSlots#runLatest()}.
      *
      * @param name the unique name
@@ -107,7 +107,7 @@ public final class Schedule {
      * @param key a task's idempotency key, or {@code null}
      * @return the slot, or empty if {@code key} is not a schedule's slot key
      */
-    public static java.util.Optional<Instant> slotOf(String key) {
+    public static java.util.Optional<Instant> slotOf(@Nullable String key) {
         if (key == null || !key.startsWith(KEY_PREFIX)) {
             return java.util.Optional.empty();
         }
@@ -146,7 +146,7 @@ public final class Schedule {
     /**
      * @return the payload of each slot's task, or {@code null} for none
      */
-    public Object payload() {
+    public @Nullable Object payload() {
         return payload;
     }
 
@@ -167,7 +167,7 @@ public final class Schedule {
     /**
      * @return the attempts each slot's task gets, or {@code null} for the engine's default
      */
-    public Integer maxAttempts() {
+    public @Nullable Integer maxAttempts() {
         return maxAttempts;
     }
 
@@ -190,12 +190,12 @@ public final class Schedule {
     /**
      * @return no slot is earlier than this; {@code null} for "from when the schedule is stored"
      */
-    public Instant startAt() {
+    public @Nullable Instant startAt() {
         return startAt;
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof Schedule s
                 && s.name.equals(name)
                 && s.trigger.equals(trigger)
@@ -224,14 +224,14 @@ public final class Schedule {
     public static final class Builder {
         private final String name;
         private final Trigger trigger;
-        private String kind;
-        private Object payload;
-        private String queue = DbTasks.DEFAULT_QUEUE;
+        private @Nullable String kind;
+        private @Nullable Object payload;
+        private String queue = TaskRequest.DEFAULT_QUEUE;
         private int priority;
-        private Integer maxAttempts;
+        private @Nullable Integer maxAttempts;
         private MissedSlots missedSlots = MissedSlots.runLatest();
         private Duration misfireThreshold = DEFAULT_MISFIRE_THRESHOLD;
-        private Instant startAt;
+        private @Nullable Instant startAt;
 
         private Builder(String name, Trigger trigger) {
             this.name = requireName(name, "schedule name");
@@ -256,7 +256,7 @@ public final class Schedule {
          * @return this
          * @throws InvalidScheduleException if the kind is out of range
          */
-        public <P> Builder task(TaskKind<P> kind, P payload) {
+        public <P> Builder task(TaskKind<P> kind, @Nullable P payload) {
             task(Objects.requireNonNull(kind, "kind").name());
             this.payload = payload;
             return this;
@@ -267,14 +267,14 @@ public final class Schedule {
          *     stored; {@code null} for none
          * @return this
          */
-        public Builder payload(Object payload) {
+        public Builder payload(@Nullable Object payload) {
             this.payload = payload;
             return this;
         }
 
         /**
          * @param queue the queue of each slot's task, 1 to {@value TaskRequest#MAX_NAME_LENGTH}
-         *     characters; default {@value DbTasks#DEFAULT_QUEUE}
+         *     characters; default {@value TaskRequest#DEFAULT_QUEUE}
          * @return this
          * @throws InvalidScheduleException if the queue name is out of range
          */
@@ -342,7 +342,7 @@ public final class Schedule {
          * @param startAt the earliest slot, whole milliseconds; {@code null} for the default
          * @return this
          */
-        public Builder startAt(Instant startAt) {
+        public Builder startAt(@Nullable Instant startAt) {
             this.startAt = startAt == null ? null : startAt.truncatedTo(ChronoUnit.MILLIS);
             return this;
         }

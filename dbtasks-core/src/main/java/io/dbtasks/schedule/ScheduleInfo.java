@@ -3,6 +3,7 @@ package io.dbtasks.schedule;
 import io.dbtasks.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A stored schedule, as its {@code dbtasks_schedule} row and its latest task show it now.
@@ -38,17 +39,17 @@ public record ScheduleInfo(
         Trigger trigger,
         String kind,
         String queue,
-        String payloadJson,
+        @Nullable String payloadJson,
         int priority,
-        Integer maxAttempts,
+        @Nullable Integer maxAttempts,
         MissedSlots missedSlots,
         Duration misfireThreshold,
         boolean paused,
-        Instant nextSlot,
-        Instant lastSlot,
-        String lastTaskKey,
-        Long lastTaskId,
-        TaskStatus lastTaskStatus,
+        @Nullable Instant nextSlot,
+        @Nullable Instant lastSlot,
+        @Nullable String lastTaskKey,
+        @Nullable Long lastTaskId,
+        @Nullable TaskStatus lastTaskStatus,
         boolean declaredInCode,
         Instant createdAt,
         Instant updatedAt,

@@ -4,6 +4,7 @@ import io.dbtasks.DbTasksException;
 import io.dbtasks.InvalidPayloadException;
 import io.dbtasks.Page;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The stored recurring schedules of one database ({@code dbtasks_schedule}): create, update, pause,
@@ -92,7 +93,7 @@ public interface Schedules {
      * @return the schedule, or empty if there is none of that name
      * @throws DbTasksException if the database fails
      */
-    Optional<ScheduleInfo> find(String name);
+    Optional<ScheduleInfo> find(@Nullable String name);
 
     /**
      * Lists schedules by name.

@@ -8,6 +8,7 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * When a schedule's slots are: a cron expression in a time zone, a fixed rate, or a fixed delay.
@@ -62,13 +63,19 @@ public final class Trigger {
     public static final int MAX_EXPRESSION_LENGTH = 200;
 
     private final Type type;
-    private final String expression;
-    private final CronSyntax syntax;
-    private final ZoneId zone;
-    private final Duration period;
-    private final CronSlots cron;
+    private final @Nullable String expression;
+    private final @Nullable CronSyntax syntax;
+    private final @Nullable ZoneId zone;
+    private final @Nullable Duration period;
+    private final @Nullable CronSlots cron;
 
-    private Trigger(Type type, String expression, CronSyntax syntax, ZoneId zone, Duration period, CronSlots cron) {
+    private Trigger(
+            Type type,
+            @Nullable String expression,
+            @Nullable CronSyntax syntax,
+            @Nullable ZoneId zone,
+            @Nullable Duration period,
+            @Nullable CronSlots cron) {
         this.type = type;
         this.expression = expression;
         this.syntax = syntax;
@@ -255,7 +262,7 @@ public final class Trigger {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof Trigger t
                 && t.type == type
                 && Objects.equals(t.expression, expression)

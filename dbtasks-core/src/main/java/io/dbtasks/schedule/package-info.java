@@ -27,4 +27,7 @@
  * DbTasks.Builder.scheduleClock}) and drive polls with {@link
  * io.dbtasks.schedule.Schedules#enqueueDue()}.
  */
+@NullMarked
 package io.dbtasks.schedule;
+
+import org.jspecify.annotations.NullMarked;

@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,10 +47,10 @@ public final class Renewal implements AutoCloseable {
      * @param lost whether a renewal found the lease gone (the work was interrupted if still running)
      * @param error what the work threw, or null
      */
-    public record Outcome(boolean lost, Throwable error) {}
+    public record Outcome(boolean lost, @Nullable Throwable error) {}
 
     private final String threadPrefix;
-    private ScheduledExecutorService scheduler;
+    private @Nullable ScheduledExecutorService scheduler;
     private boolean closed;
 
     /** @param threadPrefix the name prefix of the renewal threads, created on first use */

@@ -6,4 +6,7 @@
  * io.dbtasks.lock.spi.WorkerIds}) and how work failures are passed on ({@link
  * io.dbtasks.lock.spi.WorkFailures}). A supported extension point: modules outside the core use this package, never {@code io.dbtasks.internal}.
  */
+@NullMarked
 package io.dbtasks.lock.spi;
+
+import org.jspecify.annotations.NullMarked;
