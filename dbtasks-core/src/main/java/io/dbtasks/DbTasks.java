@@ -232,6 +232,119 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Searches tasks by keyset, newest first: the next page is {@code query.before(slice.next())}.
+     * Each page costs the same however deep it is; filters by state, key and reference use their
+     * indexes, a creation-time range is narrowed to an id range first. A payload filter runs in SQL
+     * on PostgreSQL and MariaDB; on H2 the rows the other filters select are matched in Java, at most
+     * 20,000 rows per page ({@link
+     * TaskSlice#scanLimited()} then says so).
+     *
+     * @param query the filters and the cursor; {@link TaskQuery#ALL} for every task
+     * @param size rows per page, 1 to 10000
+     * @return the page, with the full tasks
+     * @throws IllegalArgumentException if {@code size} is out of range
+     * @throws DbTasksException if the database fails or the query's timeout passes
+     */
+    public TaskSlice<Task> search(TaskQuery query, int size) {
+        return engine.queries().searches().tasks(Objects.requireNonNull(query, "query"), size);
+    }
+
+    /**
+     * As {@link #search}, without payloads: what a listing shows.
+     *
+     * @param query the filters and the cursor
+     * @param size rows per page, 1 to 10000
+     * @return the page
+     * @throws IllegalArgumentException if {@code size} is out of range
+     * @throws DbTasksException if the database fails or the query's timeout passes
+     */
+    public TaskSlice<TaskSummary> searchSummaries(TaskQuery query, int size) {
+        return engine.queries().searches().summaries(Objects.requireNonNull(query, "query"), size);
+    }
+
+    /**
+     * One step of a walk over the ids a query matches, newest first, below its cursor, looking at
+     * up to {@code size} rows: for actions on every matching task without reading them.
+     *
+     * @param query the filters and the cursor
+     * @param size rows to look at, 1 to 10000
+     * @return the matching ids and the next cursor
+     * @throws IllegalArgumentException if {@code size} is out of range
+     * @throws DbTasksException if the database fails or the query's timeout passes
+     */
+    public TaskIds searchIds(TaskQuery query, int size) {
+        return engine.queries().searches().ids(Objects.requireNonNull(query, "query"), size);
+    }
+
+    /**
+     * Counts the tasks a query matches below its cursor: one {@code COUNT(*)} (on H2 with a payload
+     * filter, a walk over the rows), so not meant for every page load.
+     *
+     * @param query the filters and the cursor
+     * @return how many tasks match
+     * @throws DbTasksException if the database fails or the query's timeout passes
+     */
+    public long count(TaskQuery query) {
+        return engine.queries().searches().count(Objects.requireNonNull(query, "query"));
+    }
+
+    /**
+     * Task counts by queue and state, with each queue's earliest PENDING run time: one aggregate
+     * over the whole task table, so meant for a background refresh, not per request.
+     *
+     * @return one entry per (queue, state) that has tasks, in no particular order
+     * @throws DbTasksException if the database fails
+     */
+    public List<QueueStateCount> stateCounts() {
+        return engine.queries().searches().stateCounts();
+    }
+
+    /**
+     * @return the highest attempt id, 0 when there are none; the upper bound for {@link
+     *     #attemptsPerMinute}
+     * @throws DbTasksException if the database fails
+     */
+    public long maxAttemptId() {
+        return engine.queries().searches().maxAttemptId();
+    }
+
+    /**
+     * Attempts with {@code after < id <= upTo} finished at or after {@code since}, counted per
+     * minute: by primary-key range, so a refresh reads only the attempts written since the last one.
+     *
+     * @param after the id to start above
+     * @param upTo the highest id to count
+     * @param since the earliest finish time counted
+     * @return one entry per minute that has attempts, in no particular order
+     * @throws DbTasksException if the database fails
+     */
+    public List<AttemptsPerMinute> attemptsPerMinute(long after, long upTo, Instant since) {
+        return engine.queries().searches().attemptsPerMinute(after, upTo, Objects.requireNonNull(since, "since"));
+    }
+
+    /**
+     * @return the database's clock now, the clock due times and leases are measured by
+     * @throws DbTasksException if the database fails
+     */
+    public Instant databaseNow() {
+        return engine.queries().searches().databaseNow();
+    }
+
+    /**
+     * The newest rows of a toolkit table, read-only, as column name (lower case) to value; time
+     * columns as {@link Instant}.
+     *
+     * @param table which table; its javadoc names the columns and the order
+     * @param limit at most this many rows, 1 to 10000
+     * @return the rows, newest first
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @throws DbTasksException if the database fails
+     */
+    public List<Map<String, Object>> recentRows(ToolTable table, int limit) {
+        return engine.queries().searches().recentRows(Objects.requireNonNull(table, "table"), limit);
+    }
+
+    /**
      * @param taskId a task id
      * @return its attempts, oldest first; empty if it has none or does not exist
      * @throws DbTasksException if the database fails

@@ -24,11 +24,18 @@ public final class TaskQueries {
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final TaskRows rows;
+    private final TaskSearches searches;
 
     TaskQueries(Jdbc jdbc, Dialect dialect) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
+        this.searches = new TaskSearches(jdbc, dialect);
+    }
+
+    /** @return keyset searches, the overview aggregates and the toolkit's read-only views */
+    public TaskSearches searches() {
+        return searches;
     }
 
     public Optional<Task> find(long id) {

@@ -134,6 +134,25 @@ class H2DashboardPagesTest {
     }
 
     @Test
+    void aTaskFilterOfTheWrongFormIs400NamingTheField() {
+        Map<String, String> auth = Map.of("Authorization", VIEWER);
+        RawHttp.Response ok =
+                http.send("GET", "/dashboard/tasks?state=pending&id=%201%20&path=$.order.id&value=7", auth, null);
+        assertThat(ok.status()).as(ok.body()).isEqualTo(200);
+        RawHttp.Response badId = http.send("GET", "/dashboard/tasks?id=0x10", auth, null);
+        assertThat(badId.status()).isEqualTo(400);
+        assertThat(badId.body()).contains("id must be a task id: digits only");
+        RawHttp.Response badState = http.send("GET", "/dashboard/tasks?state=SOON&from=tomorrow", auth, null);
+        assertThat(badState.status()).isEqualTo(400);
+        assertThat(badState.body())
+                .contains("state must be one of")
+                .contains("from must be a time like 2026-01-02T03:04 (UTC)");
+        RawHttp.Response noValue = http.send("GET", "/dashboard/tasks?path=order.id", auth, null);
+        assertThat(noValue.status()).isEqualTo(400);
+        assertThat(noValue.body()).contains("payload value is required with a payload path");
+    }
+
+    @Test
     void aDefinitionsPageShowsItsLatestRunsNewestFirst() {
         String code = "dash-runs-" + run;
         dbTasks.jobs()

@@ -117,6 +117,28 @@ abstract class PayloadVisibilityContract {
         }
     }
 
+    @Test
+    void aViewerCannotSearchTasksByPayloadButAnOperatorCan() {
+        String queue = "hidden-search-" + run;
+        RawHttp.Response task = send(
+                "POST",
+                "/api/tasks",
+                OPERATOR,
+                "{\"kind\":\"order.sync\",\"queue\":\"" + queue
+                        + "\",\"payload\":{\"orderId\":7,\"operator\":\"secret\"}}");
+        assertThat(task.status()).as(task.body()).isEqualTo(201);
+        String search = "/api/tasks?queue=" + queue + "&payloadPath=operator&payloadValue=secret";
+        RawHttp.Response refused = send("GET", search, VIEWER, null);
+        assertThat(refused.status()).as(refused.body()).isEqualTo(403);
+        // The other filters stay open to viewers.
+        RawHttp.Response byQueue = send("GET", "/api/tasks?paging=keyset&queue=" + queue, VIEWER, null);
+        assertThat(byQueue.status()).as(byQueue.body()).isEqualTo(200);
+        assertThat(json(byQueue).path("items")).hasSize(1);
+        JsonNode found = json(send("GET", search, OPERATOR, null));
+        assertThat(found.path("items").get(0).path("id").asLong())
+                .isEqualTo(json(task).path("id").asLong());
+    }
+
     private RawHttp.Response send(String method, String path, String authorization, String json) {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("Authorization", authorization);

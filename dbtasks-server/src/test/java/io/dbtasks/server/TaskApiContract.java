@@ -300,6 +300,77 @@ abstract class TaskApiContract {
                 .isZero();
     }
 
+    @Test
+    void searchFiltersAndPagesByKeyset() {
+        String queue = "search-" + run;
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(post(
+                            "/api/tasks",
+                            "{\"kind\":\"order.sync\",\"queue\":\"" + queue + "\",\"reference\":\"R-" + run + "-" + i
+                                    + "\",\"idempotencyKey\":\"k-" + run + "-" + i + "\",\"payload\":{\"orderId\":" + i
+                                    + ",\"operator\":\"op" + (i % 2) + "\"}}")
+                    .body()
+                    .path("id")
+                    .asLong());
+        }
+        List<Long> newestFirst = new ArrayList<>(ids);
+        java.util.Collections.reverse(newestFirst);
+
+        // Keyset pages of two: every task once, newest first, a cursor until the last page, no total.
+        List<Long> seen = new ArrayList<>();
+        String uri = "/api/tasks?paging=keyset&size=2&queue=" + queue;
+        JsonNode page = get(uri).body();
+        int pages = 1;
+        seen.addAll(ids(page));
+        assertThat(page.has("total")).isFalse();
+        while (page.hasNonNull("next")) {
+            page = get(uri + "&before=" + page.path("next").asLong()).body();
+            seen.addAll(ids(page));
+            pages++;
+        }
+        assertThat(pages).isEqualTo(3);
+        assertThat(seen).containsExactlyElementsOf(newestFirst);
+        // Offset listings still carry the total and no cursor.
+        JsonNode offset = get("/api/tasks?queue=" + queue).body();
+        assertThat(offset.path("total").asLong()).isEqualTo(5);
+        assertThat(offset.has("next")).isFalse();
+
+        assertThat(ids(get("/api/tasks?reference=R-" + run + "-3").body())).containsExactly(ids.get(3));
+        assertThat(ids(get("/api/tasks?key=k-" + run + "-1").body())).containsExactly(ids.get(1));
+        assertThat(ids(get("/api/tasks?id=" + ids.get(2)).body())).containsExactly(ids.get(2));
+        assertThat(ids(get("/api/tasks?queue=" + queue + "&payloadPath=operator&payloadValue=op1")
+                        .body()))
+                .containsExactly(ids.get(3), ids.get(1));
+        assertThat(ids(get("/api/tasks?queue=" + queue + "&payloadPath=orderId&payloadValue=4&status=pending")
+                        .body()))
+                .containsExactly(ids.get(4));
+        String future = Instant.now().plus(Duration.ofHours(2)).toString();
+        String past = Instant.now().minus(Duration.ofHours(2)).toString();
+        assertThat(ids(get("/api/tasks?queue=" + queue + "&createdFrom=" + future)
+                        .body()))
+                .isEmpty();
+        assertThat(ids(get("/api/tasks?queue=" + queue + "&createdFrom=" + past + "&createdTo=" + future)
+                        .body()))
+                .containsExactlyElementsOf(newestFirst);
+        assertThat(ids(get("/api/tasks?queue=" + queue + "&before=" + ids.get(2))
+                        .body()))
+                .containsExactly(ids.get(1), ids.get(0));
+    }
+
+    @Test
+    void badSearchParametersAre400NamingTheParameter() {
+        assertProblem(get("/api/tasks?id=abc"), 400, "'id' must be a task id");
+        assertProblem(get("/api/tasks?before=-1"), 400, "'before' must be");
+        assertProblem(get("/api/tasks?payloadPath=a%20b&payloadValue=1"), 400, "'payloadPath' must be dotted");
+        assertProblem(get("/api/tasks?payloadPath=order.id"), 400, "give both or neither");
+        assertProblem(get("/api/tasks?createdFrom=yesterday"), 400, "'createdFrom' must be a time");
+        assertProblem(get("/api/tasks?createdTo=2026-13-01T00:00"), 400, "'createdTo' must be a time");
+        assertProblem(get("/api/tasks?paging=sideways"), 400, "'paging' must be");
+        assertProblem(get("/api/tasks?reference=x&page=1"), 400, "'page' is for offset paging");
+        assertProblem(get("/api/tasks?paging=offset&key=x"), 400, "cannot be combined");
+    }
+
     // --- operations ------------------------------------------------------------------------------
 
     @Test

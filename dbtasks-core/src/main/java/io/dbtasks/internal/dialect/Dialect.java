@@ -429,4 +429,32 @@ public interface Dialect {
 
     /** The claim order: priority first, then due time, then age. */
     String CLAIM_ORDER = "priority DESC, run_at, id";
+
+    /**
+     * How a task search matches the value at a payload path in SQL: with the database's JSON
+     * functions, or empty where it has none (H2), and the engine then matches payloads in Java.
+     *
+     * @param c a connection, for what the dialect needs to know of the schema
+     * @param path field names or array indexes (digits) into the payload, at least one, each checked
+     *     against {@link io.dbtasks.TaskQuery#PATH_SEGMENT}
+     * @param value the text the value at the path must equal
+     * @return the source and condition, or empty
+     * @throws SQLException if reading the schema fails
+     */
+    default Optional<PayloadSql> payloadSql(Connection c, List<String> path, String value) throws SQLException {
+        return Optional.empty();
+    }
+
+    /** @return whether {@link #payloadSql} answers (the database has JSON path functions) */
+    default boolean searchesPayloadsInSql() {
+        return false;
+    }
+
+    /**
+     * @param column a timestamp column
+     * @return an SQL expression for the epoch minute of the column (whole minutes since 1970 UTC)
+     */
+    default String epochMinute(String column) {
+        return "CAST(FLOOR(EXTRACT(EPOCH FROM " + column + ") / 60) AS BIGINT)";
+    }
 }

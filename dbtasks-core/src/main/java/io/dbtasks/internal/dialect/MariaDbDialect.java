@@ -177,4 +177,25 @@ public final class MariaDbDialect implements Dialect {
     public boolean exactBatchCounts() {
         return false; // with useBulkStmts=true the driver answers SUCCESS_NO_INFO per statement
     }
+
+    /** {@code JSON_UNQUOTE(JSON_EXTRACT(payload, path)) = value}, the path quoted per field. */
+    @Override
+    public Optional<PayloadSql> payloadSql(Connection c, List<String> path, String value) {
+        StringBuilder p = new StringBuilder("$");
+        for (String seg : path) {
+            p.append(seg.matches("[0-9]+") ? "[" + seg + "]" : ".\"" + seg + "\"");
+        }
+        return Optional.of(new PayloadSql(
+                "dbtasks_task", List.of(), "JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) = ?", List.of(p.toString(), value)));
+    }
+
+    @Override
+    public String epochMinute(String column) {
+        return "TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', " + column + ")";
+    }
+
+    @Override
+    public boolean searchesPayloadsInSql() {
+        return true;
+    }
 }

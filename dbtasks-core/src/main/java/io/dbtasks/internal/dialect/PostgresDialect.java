@@ -322,4 +322,117 @@ public final class PostgresDialect implements Dialect {
     public boolean isUniqueViolation(SQLException e) {
         return "23505".equals(e.getSQLState());
     }
+
+    private volatile long ginCheckedAt = Long.MIN_VALUE;
+    private volatile boolean ginIndexed;
+
+    /**
+     * {@code payload::jsonb #>> path = value}. With paths of field names only, the search also
+     * requires that the payload contain the value as JSON ({@code @>}, one document per way the
+     * value may be typed), which an optional GIN index on {@code (payload::jsonb)} can serve. With
+     * such an index on the task table, that containment selects the rows in a subquery kept apart
+     * from the outer {@code ORDER BY id DESC LIMIT} by {@code OFFSET 0} (the planner does not
+     * flatten it): otherwise the planner, expecting many matches, walks the primary key backwards
+     * and reads the whole table when the value is rare. The exact path comparison decides.
+     */
+    @Override
+    public Optional<PayloadSql> payloadSql(Connection c, List<String> path, String value) throws SQLException {
+        List<String> containment = containment(path, value);
+        String anyContains = "("
+                + String.join(
+                        " OR ",
+                        containment.stream()
+                                .map(x -> "payload::jsonb @> ?::jsonb")
+                                .toList())
+                + ")";
+        String source = "dbtasks_task";
+        List<Object> sourceArgs = List.of();
+        List<Object> args = new ArrayList<>();
+        StringBuilder condition = new StringBuilder();
+        if (!containment.isEmpty() && ginIndexed(c)) {
+            source = "(SELECT * FROM dbtasks_task WHERE " + anyContains + " OFFSET 0) dbtasks_task";
+            sourceArgs = List.copyOf(containment);
+        } else if (!containment.isEmpty()) {
+            condition.append(anyContains).append(" AND ");
+            args.addAll(containment);
+        }
+        condition.append("payload::jsonb #>> ?::text[] = ?");
+        args.add("{" + String.join(",", path) + "}");
+        args.add(value);
+        return Optional.of(new PayloadSql(source, sourceArgs, condition.toString(), args));
+    }
+
+    /** @return whether the task table has a GIN index, looked up at most once a minute */
+    private boolean ginIndexed(Connection c) throws SQLException {
+        long now = System.nanoTime();
+        if (ginCheckedAt == Long.MIN_VALUE || now - ginCheckedAt > 60_000_000_000L) {
+            try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+                                    + " JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am a ON a.oid = x.relam"
+                                    + " WHERE t.relname = 'dbtasks_task' AND a.amname = 'gin'"
+                                    + " AND t.relnamespace = to_regnamespace(current_schema())::oid)");
+                    ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                ginIndexed = rs.getBoolean(1);
+            }
+            ginCheckedAt = now;
+        }
+        return ginIndexed;
+    }
+
+    /**
+     * The JSON documents a payload must contain for the search to match, one per way the value may
+     * be typed (always as a string; also as a number or boolean when it reads as one); empty when the
+     * path indexes into an array, which containment cannot say.
+     */
+    static List<String> containment(List<String> path, String value) {
+        if (path.stream().anyMatch(seg -> seg.matches("[0-9]+"))) {
+            return List.of();
+        }
+        List<String> values = new ArrayList<>();
+        values.add(jsonString(value));
+        String v = value.trim();
+        if (v.equals(value)
+                && (v.matches("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?")
+                        || v.equals("true")
+                        || v.equals("false"))) {
+            values.add(v);
+        }
+        List<String> docs = new ArrayList<>();
+        for (String doc : values) {
+            for (int i = path.size() - 1; i >= 0; i--) {
+                doc = "{" + jsonString(path.get(i)) + ":" + doc + "}";
+            }
+            docs.add(doc);
+        }
+        return docs;
+    }
+
+    /** @return {@code s} as a JSON string literal */
+    static String jsonString(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            switch (ch) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (ch < 0x20) {
+                        b.append(String.format("\\u%04x", (int) ch));
+                    } else {
+                        b.append(ch);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    @Override
+    public boolean searchesPayloadsInSql() {
+        return true;
+    }
 }

@@ -27,6 +27,7 @@ import org.springframework.security.access.AccessDeniedException;
 import org.springframework.security.core.AuthenticationException;
 import org.springframework.security.web.firewall.RequestRejectedException;
 import org.springframework.web.ErrorResponse;
+import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.WebDataBinder;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.InitBinder;
@@ -191,6 +192,21 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
                 "Internal error",
                 "The server failed unexpectedly; see its log",
                 request);
+    }
+
+    /**
+     * A form or query object that failed Bean Validation: 400 with every field's message (sorted, so
+     * the answer is stable), so the client sees all it has to fix at once.
+     */
+    @Override
+    protected ResponseEntity<Object> handleMethodArgumentNotValid(
+            MethodArgumentNotValidException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        String detail = e.getBindingResult().getAllErrors().stream()
+                .map(error -> error.getDefaultMessage() == null ? error.toString() : error.getDefaultMessage())
+                .sorted()
+                .distinct()
+                .collect(java.util.stream.Collectors.joining("; "));
+        return problem(e, HttpStatus.BAD_REQUEST, "Bad request", detail, request);
     }
 
     /** Malformed JSON, a value of the wrong type, an unknown field, or no body at all. */

@@ -8,7 +8,9 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskFilter;
 import io.dbtasks.TaskKind;
 import io.dbtasks.TaskNotFoundException;
+import io.dbtasks.TaskQuery;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.TaskSlice;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.server.idempotency.IdempotencyKeyFilter;
 import io.dbtasks.server.instance.LiveInstances;
@@ -19,6 +21,7 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -27,9 +30,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.TreeSet;
+import org.springdoc.core.annotations.ParameterObject;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.security.access.AccessDeniedException;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -52,6 +57,8 @@ import tools.jackson.databind.json.JsonMapper;
 public class TaskController {
     /** The largest page size {@code GET /api/tasks} accepts. */
     static final int MAX_PAGE_SIZE = 1000;
+    /** The longest one statement of a task search may run. */
+    static final java.time.Duration SEARCH_TIMEOUT = java.time.Duration.ofSeconds(15);
 
     private final DbTasks dbTasks;
     private final JsonMapper mapper;
@@ -267,21 +274,28 @@ public class TaskController {
     }
 
     /**
-     * Lists tasks, newest first.
+     * Lists tasks, newest first: by offset ({@code page}, with the total), or as a keyset search with
+     * the dashboard's filters ({@code before}, with the next cursor).
      *
      * @param status only this state (case-insensitive), or all
      * @param queue only this queue, or all
      * @param kind only this kind, or all
-     * @param page the zero-based page, default 0
+     * @param page the zero-based page, default 0; offset paging only
      * @param size rows per page, 1 to {@value #MAX_PAGE_SIZE}, default 20
      * @param include {@code payload} for every payload in full; without it, payloads longer than
      *     {@code dbtasks.server.list-payload-limit} characters are left out ({@code payloadOmitted})
-     * @return the page and the total count
+     * @param search the search filters and the keyset cursor; any of them makes a keyset search
+     * @return the page: with the total count (offset), or with the next cursor (keyset)
+     * @throws org.springframework.security.access.AccessDeniedException (403) for a payload search
+     *     by a viewer where payloads are hidden from viewers
      */
     @Operation(
-            summary = "List tasks, newest first",
-            description =
-                    "Payloads longer than dbtasks.server.list-payload-limit are left out (payloadOmitted) unless include=payload.")
+            summary = "List and search tasks, newest first",
+            description = "Offset paging (page, total) by default. Any of key, reference, createdFrom, createdTo, id,"
+                    + " payloadPath/payloadValue or before, or paging=keyset, makes it a keyset search: pages carry"
+                    + " 'next' (pass it as 'before' for the next page; absent on the last) and no total; each page"
+                    + " costs the same however deep. Payloads longer than dbtasks.server.list-payload-limit are"
+                    + " left out (payloadOmitted) unless include=payload.")
     @GetMapping("/tasks")
     public PageResponse<TaskResponse> list(
             @RequestParam(required = false) String status,
@@ -289,7 +303,8 @@ public class TaskController {
             @RequestParam(required = false) String kind,
             @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "20") int size,
-            @RequestParam(required = false) String include) {
+            @RequestParam(required = false) String include,
+            @ParameterObject @Valid TaskSearchParams search) {
         if (page < 0) {
             throw new BadRequestException("'page' must be 0 or more, got " + page);
         }
@@ -300,9 +315,36 @@ public class TaskController {
             throw new BadRequestException("'include' may only be 'payload', got '" + Problems.quote(include) + "'");
         }
         int payloadLimit = "payload".equals(include) ? Integer.MAX_VALUE : limits.getListPayloadLimit();
+        boolean show = visibility.showPayloads();
+        if (search != null && search.isKeyset()) {
+            if (page != 0) {
+                throw new BadRequestException(
+                        "'page' is for offset paging; a search pages with 'before' (the previous page's 'next')");
+            }
+            if (search.payloadPathSegments() != null && !show) {
+                throw new AccessDeniedException(
+                        "Searching payloads needs the operator role here (payloads are hidden from viewers)");
+            }
+            TaskQuery query = TaskQuery.builder()
+                    .status(parseStatus(status))
+                    .queue(blankToNull(queue))
+                    .kind(blankToNull(kind))
+                    .key(search.key())
+                    .reference(search.reference())
+                    .created(search.createdFromTime(), search.createdToTime())
+                    .id(search.idValue())
+                    .payload(search.payloadPathSegments(), search.payloadValueText())
+                    .before(search.beforeValue())
+                    .timeout(SEARCH_TIMEOUT)
+                    .build();
+            TaskSlice<Task> slice = dbTasks.search(query, size);
+            List<TaskResponse> items = slice.items().stream()
+                    .map(t -> TaskResponse.of(t, mapper, show, payloadLimit))
+                    .toList();
+            return new PageResponse<>(items, 0, size, null, slice.next());
+        }
         TaskFilter filter = new TaskFilter(parseStatus(status), blankToNull(queue), blankToNull(kind));
         Page<Task> result = dbTasks.list(filter, page, size);
-        boolean show = visibility.showPayloads();
         List<TaskResponse> items = result.items().stream()
                 .map(t -> TaskResponse.of(t, mapper, show, payloadLimit))
                 .toList();

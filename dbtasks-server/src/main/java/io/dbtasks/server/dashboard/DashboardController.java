@@ -21,6 +21,7 @@ import io.dbtasks.schedule.Schedules;
 import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.server.security.PayloadVisibility;
 import io.dbtasks.server.security.Roles;
+import jakarta.validation.Valid;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
@@ -246,19 +247,8 @@ public class DashboardController {
 
     @GetMapping("/dashboard/tasks")
     public String tasks(
-            @RequestParam(required = false) String state,
-            @RequestParam(required = false) String queue,
-            @RequestParam(required = false) String kind,
-            @RequestParam(required = false) String key,
-            @RequestParam(required = false) String reference,
-            @RequestParam(required = false) String from,
-            @RequestParam(required = false) String to,
-            @RequestParam(required = false) String id,
-            @RequestParam(required = false) String path,
-            @RequestParam(required = false) String value,
-            @RequestParam(required = false) String before,
-            Model model) {
-        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+            @Valid @ModelAttribute TaskSearchForm form, @RequestParam(required = false) String before, Model model) {
+        TaskSearch search = form.toSearch();
         requirePayloadAccess(search);
         Long cursor = null;
         if (before != null && !before.isBlank()) {
@@ -381,20 +371,8 @@ public class DashboardController {
     // --- bulk ----------------------------------------------------------------------------------------
 
     @PostMapping("/dashboard/bulk/preview")
-    public String bulkPreview(
-            @RequestParam String action,
-            @RequestParam(required = false) String state,
-            @RequestParam(required = false) String queue,
-            @RequestParam(required = false) String kind,
-            @RequestParam(required = false) String key,
-            @RequestParam(required = false) String reference,
-            @RequestParam(required = false) String from,
-            @RequestParam(required = false) String to,
-            @RequestParam(required = false) String id,
-            @RequestParam(required = false) String path,
-            @RequestParam(required = false) String value,
-            Model model) {
-        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+    public String bulkPreview(@RequestParam String action, @Valid @ModelAttribute TaskSearchForm form, Model model) {
+        TaskSearch search = form.toSearch();
         requirePayloadAccess(search);
         model.addAttribute("page", "tasks");
         model.addAttribute("action", BulkActions.Action.of(action));
@@ -404,20 +382,8 @@ public class DashboardController {
     }
 
     @PostMapping("/dashboard/bulk")
-    public String bulk(
-            @RequestParam String action,
-            @RequestParam(required = false) String state,
-            @RequestParam(required = false) String queue,
-            @RequestParam(required = false) String kind,
-            @RequestParam(required = false) String key,
-            @RequestParam(required = false) String reference,
-            @RequestParam(required = false) String from,
-            @RequestParam(required = false) String to,
-            @RequestParam(required = false) String id,
-            @RequestParam(required = false) String path,
-            @RequestParam(required = false) String value,
-            Principal user) {
-        TaskSearch search = TaskSearch.of(state, queue, kind, key, reference, from, to, id, path, value);
+    public String bulk(@RequestParam String action, @Valid @ModelAttribute TaskSearchForm form, Principal user) {
+        TaskSearch search = form.toSearch();
         requirePayloadAccess(search);
         BulkActions.Job job =
                 actions.start(BulkActions.Action.of(action), search, user == null ? "anonymous" : user.getName());

@@ -1,5 +1,6 @@
 package io.dbtasks.server.dashboard;
 
+import io.dbtasks.TaskQuery;
 import io.dbtasks.TaskStatus;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ public record TaskSearch(
         String payloadValue) {
 
     /** A segment of a payload path: letters, digits, '_' and '-'. */
-    static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9_\\-]{1,100}");
+    static final Pattern SEGMENT = TaskQuery.PATH_SEGMENT;
 
     /** Matches every task. */
     public static final TaskSearch ALL = new TaskSearch(null, null, null, null, null, null, null, null, null, null);
@@ -104,6 +105,16 @@ public record TaskSearch(
                 path == null ? null : payloadValue);
     }
 
+    /** @return whether {@code v} is blank or a time {@link #of} reads */
+    static boolean isTime(String v) {
+        try {
+            time(v, "time");
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
     private static Instant time(String v, String field) {
         if (!notBlank(v)) {
             return null;
@@ -127,6 +138,20 @@ public record TaskSearch(
 
     private static String blankToNull(String s) {
         return notBlank(s) ? s.trim() : null;
+    }
+
+    /** @return the filter as the core's query, first page, no time limit */
+    public TaskQuery toQuery() {
+        return TaskQuery.builder()
+                .status(status)
+                .queue(queue)
+                .kind(kind)
+                .key(key)
+                .reference(reference)
+                .created(createdFrom, createdTo)
+                .id(id)
+                .payload(payloadPath, payloadValue)
+                .build();
     }
 
     /** @return whether no field is set */

@@ -16,13 +16,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The dashboard's SQL on each database: every filter, keyset paging, payload search (JSON functions
- * on PostgreSQL and MariaDB, the Java fallback on H2), counts, the id walk of bulk actions, the
- * overview aggregate and the per-minute outcomes.
+ * The dashboard's reads on each database, through the core's query API: every filter, keyset
+ * paging, payload search (JSON functions on PostgreSQL and MariaDB, the Java fallback on H2),
+ * counts, the id walk of bulk actions, the overview aggregate and the per-minute outcomes.
  */
 abstract class DashboardStoreContract {
     protected abstract TestDatabase database();
@@ -45,11 +43,7 @@ abstract class DashboardStoreContract {
                 .handler("store.order", Order.class, (ctx, p) -> {})
                 .build();
         engines.add(tasks);
-        store = new DashboardStore(
-                new JdbcTemplate(database().dataSource()),
-                tasks,
-                JsonMapper.builder().build(),
-                Duration.ofSeconds(15));
+        store = new DashboardStore(tasks, Duration.ofSeconds(15));
     }
 
     @AfterEach
