@@ -23,7 +23,6 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -164,15 +163,20 @@ class DbTasksDataSourceTest {
     @ParameterizedTest
     @EnumSource(value = TestDatabase.class, names = "H2")
     void twoMarkedDataSourcesFailTheStartup(TestDatabase database) {
-        runner(database)
-                .withUserConfiguration(TwoMarked.class)
-                .run(context -> assertThat(context)
-                        .hasFailed()
-                        .getFailure()
-                        .rootCause()
-                        .isInstanceOf(NoUniqueBeanDefinitionException.class)
-                        .hasMessageContaining("oneDataSource")
-                        .hasMessageContaining("otherDataSource"));
+        runner(database).withUserConfiguration(TwoMarked.class).run(context -> {
+            assertThat(context).hasFailed();
+            Throwable cause = context.getStartupFailure();
+            while (cause != null && !(cause instanceof IllegalStateException)) {
+                cause = cause.getCause();
+            }
+            assertThat(cause)
+                    .as("the startup failure's IllegalStateException")
+                    .isNotNull()
+                    .hasMessageContaining("more than one DataSource bean is marked @DbTasksDataSource")
+                    .hasMessageContaining("oneDataSource")
+                    .hasMessageContaining("otherDataSource")
+                    .hasMessageContaining("mark only the one");
+        });
     }
 
     @ParameterizedTest
