@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -57,8 +58,8 @@ public class DbTasksAutoConfiguration {
      * @param customizers applied last, in order
      * @return the engine, not started
      * @throws DuplicateKindException if two handler beans claim one kind
-     * @throws org.springframework.beans.factory.NoUniqueBeanDefinitionException if more than one
-     *     DataSource bean is marked {@code @DbTasksDataSource}
+     * @throws IllegalStateException if more than one DataSource bean is marked with {@link
+     *     DbTasksDataSource}
      */
     @Bean
     @ConditionalOnMissingBean
@@ -99,9 +100,19 @@ public class DbTasksAutoConfiguration {
      * @param marked the DataSource marked {@code @DbTasksDataSource}, if a bean is
      * @param any the application's single or primary DataSource
      * @return the marked one, else the single or primary one
+     * @throws IllegalStateException if more than one DataSource bean is marked
      */
     static DataSource dataSource(ObjectProvider<DataSource> marked, ObjectProvider<DataSource> any) {
-        DataSource dataSource = marked.getIfAvailable();
+        DataSource dataSource;
+        try {
+            dataSource = marked.getIfAvailable();
+        } catch (NoUniqueBeanDefinitionException e) {
+            throw new IllegalStateException(
+                    "more than one DataSource bean is marked @DbTasksDataSource: "
+                            + e.getBeanNamesFound()
+                            + "; mark only the one dbtasks stores its tasks in",
+                    e);
+        }
         return dataSource != null ? dataSource : any.getObject();
     }
 
