@@ -1,7 +1,7 @@
 package io.dbtasks.embedding;
 
 import io.dbtasks.TaskContext;
-import io.dbtasks.spring.TaskHandler;
+import io.dbtasks.spring.TaskListener;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.stereotype.Component;
@@ -14,7 +14,7 @@ class Shipping {
 
     static final List<Long> SHIPPED = new CopyOnWriteArrayList<>();
 
-    @TaskHandler("shop.ship")
+    @TaskListener("shop.ship")
     void ship(Ship ship, TaskContext ctx) {
         SHIPPED.add(ship.orderId());
     }

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Thrown at startup when more than one handler claims the same kind: {@link KindHandler} beans,
- * {@link TaskHandler @TaskHandler} methods or {@code @TaskHandler} beans, in any mix. Each kind must
+ * {@link TaskListener @TaskListener} methods or {@code @TaskListener} beans, in any mix. Each kind must
  * have exactly one handler, or tasks of that kind would run different code depending on which bean
  * won.
  */

@@ -4,6 +4,7 @@ import io.dbtasks.DbTasks;
 import io.dbtasks.EnqueueResult;
 import io.dbtasks.TaskKind;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.spring.actuator.TaskObservations;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Objects;

@@ -18,7 +18,7 @@ import io.dbtasks.server.api.BadRequestException;
 import io.dbtasks.server.audit.AuditDetails;
 import io.dbtasks.server.instance.LiveInstances;
 import io.dbtasks.server.security.PayloadVisibility;
-import io.dbtasks.spring.TaskMethodRegistrar;
+import io.dbtasks.spring.autoconfigure.TaskMethodRegistrar;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;

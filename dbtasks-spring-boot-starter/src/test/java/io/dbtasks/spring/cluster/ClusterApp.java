@@ -2,9 +2,9 @@ package io.dbtasks.spring.cluster;
 
 import io.dbtasks.TaskContext;
 import io.dbtasks.spring.RunOnce;
-import io.dbtasks.spring.RunOnceInterceptor;
-import io.dbtasks.spring.TaskHandler;
+import io.dbtasks.spring.TaskListener;
 import io.dbtasks.spring.TaskTemplate;
+import io.dbtasks.spring.autoconfigure.RunOnceInterceptor;
 import io.micrometer.tracing.Tracer;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EntityManager;
@@ -97,12 +97,12 @@ public class ClusterApp {
             return taskId;
         }
 
-        @TaskHandler("order.ship")
+        @TaskListener("order.ship")
         void ship(Ship ship) {
             SHIPPED.add(ship.orderId());
         }
 
-        @TaskHandler("flaky")
+        @TaskListener("flaky")
         void flaky(int n, TaskContext ctx) {
             if (n % 10 == 0) {
                 throw new io.dbtasks.NonRetryableException("task " + n + " is refused");
@@ -161,7 +161,7 @@ public class ClusterApp {
             this.tracer = tracer;
         }
 
-        @TaskHandler("traced")
+        @TaskListener("traced")
         void run(String name, TaskContext ctx) {
             Tracer t = tracer.getIfAvailable();
             HANDLER_TRACES.put(

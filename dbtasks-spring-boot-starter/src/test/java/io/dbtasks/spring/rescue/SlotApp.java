@@ -1,8 +1,8 @@
 package io.dbtasks.spring.rescue;
 
-import io.dbtasks.spring.DbTasksAutoConfiguration;
 import io.dbtasks.spring.RunOnce;
-import io.dbtasks.spring.RunOnceInterceptor;
+import io.dbtasks.spring.autoconfigure.DbTasksAutoConfiguration;
+import io.dbtasks.spring.autoconfigure.RunOnceInterceptor;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -10,6 +10,17 @@ import io.dbtasks.TaskContext;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.spring.DuplicateKindException;
+import io.dbtasks.spring.KindHandler;
+import io.dbtasks.spring.Recurring;
+import io.dbtasks.spring.RunOnce;
+import io.dbtasks.spring.RunOnceSkippedException;
+import io.dbtasks.spring.TaskListener;
+import io.dbtasks.spring.TaskTemplate;
+import io.dbtasks.spring.actuator.DbTasksEndpoint;
+import io.dbtasks.spring.actuator.DbTasksHealthIndicator;
+import io.dbtasks.spring.actuator.DbTasksMetrics;
+import io.dbtasks.spring.actuator.DbTasksQueueGauges;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -42,7 +53,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The Spring side on H2 with {@link ApplicationContextRunner}: {@code @TaskHandler} discovery,
+ * The Spring side on H2 with {@link ApplicationContextRunner}: {@code @TaskListener} discovery,
  * {@link TaskTemplate} in and out of transactions, {@code @RunOnce}, and every condition of the
  * actuator and metrics parts (present, absent, switched off).
  */
@@ -66,24 +77,24 @@ class SpringExperienceTest {
     static class Mailer {
         final String id = UUID.randomUUID().toString();
 
-        @TaskHandler("mail.send")
+        @TaskListener("mail.send")
         void send(Mail mail, TaskContext ctx) {
             CALLS.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(mail.to() + "#" + ctx.attempt());
         }
 
-        @TaskHandler("mail.flush")
+        @TaskListener("mail.flush")
         public void flush() {
             CALLS.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add("flush");
         }
 
-        @TaskHandler("mail.refuse")
+        @TaskListener("mail.refuse")
         void refuse(TaskContext ctx, Mail mail) {
             throw new NonRetryableException("no mail to " + mail.to());
         }
     }
 
     /** A TaskHandler bean declared by the annotation on its class; its payload type comes from the generic. */
-    @TaskHandler("mail.count")
+    @TaskListener("mail.count")
     static class Counter implements io.dbtasks.TaskHandler<Mail> {
         final AtomicInteger count = new AtomicInteger();
 
@@ -125,7 +136,7 @@ class SpringExperienceTest {
     }
 
     static class Duplicate {
-        @TaskHandler("mail.send")
+        @TaskListener("mail.send")
         void other(Mail mail) {}
     }
 
@@ -143,12 +154,12 @@ class SpringExperienceTest {
                     assertThat(analysis.getDescription())
                             .contains("more than one handler")
                             .containsAnyOf("'mail.send'", "'mail.flush'");
-                    assertThat(analysis.getAction()).contains("@TaskHandler");
+                    assertThat(analysis.getAction()).contains("@TaskListener");
                 });
     }
 
     static class TwoPayloads {
-        @TaskHandler("bad")
+        @TaskListener("bad")
         void bad(Mail a, Mail b) {}
     }
 

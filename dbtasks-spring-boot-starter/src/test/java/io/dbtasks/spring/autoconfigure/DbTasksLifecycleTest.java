@@ -1,9 +1,10 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.DuplicateKindException;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;

@@ -1,7 +1,8 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.spring.TaskTemplate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

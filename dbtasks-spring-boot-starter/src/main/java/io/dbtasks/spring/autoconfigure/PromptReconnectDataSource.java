@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import java.io.PrintWriter;
 import java.net.ConnectException;

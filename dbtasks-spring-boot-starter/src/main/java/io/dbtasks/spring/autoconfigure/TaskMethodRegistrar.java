@@ -1,9 +1,10 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.job.JobInvocation;
 import io.dbtasks.job.JobMethodRegistry;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.JobTargetInvoker;
+import io.dbtasks.spring.TaskMethod;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;

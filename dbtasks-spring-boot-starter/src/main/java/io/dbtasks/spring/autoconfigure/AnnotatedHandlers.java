@@ -1,7 +1,10 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskContext;
+import io.dbtasks.spring.Recurring;
+import io.dbtasks.spring.TaskListener;
+import io.dbtasks.spring.actuator.TaskObservations;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -17,7 +20,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds {@link TaskHandler @TaskHandler} declarations among the bean definitions and turns them into
+ * Finds {@link TaskListener @TaskListener} declarations among the bean definitions and turns them into
  * engine handlers that resolve their bean on first use. Used once, at startup.
  */
 final class AnnotatedHandlers {
@@ -46,13 +49,13 @@ final class AnnotatedHandlers {
                 continue;
             }
             Class<?> userType = ClassUtils.getUserClass(type);
-            TaskHandler onType = AnnotatedElementUtils.findMergedAnnotation(userType, TaskHandler.class);
+            TaskListener onType = AnnotatedElementUtils.findMergedAnnotation(userType, TaskListener.class);
             if (onType != null) {
                 found.add(forBean(beanFactory, name, userType, onType));
             }
-            Map<Method, TaskHandler> methods =
-                    MethodIntrospector.selectMethods(userType, (MethodIntrospector.MetadataLookup<TaskHandler>)
-                            m -> AnnotatedElementUtils.findMergedAnnotation(m, TaskHandler.class));
+            Map<Method, TaskListener> methods =
+                    MethodIntrospector.selectMethods(userType, (MethodIntrospector.MetadataLookup<TaskListener>)
+                            m -> AnnotatedElementUtils.findMergedAnnotation(m, TaskListener.class));
             methods.forEach((method, annotation) -> found.add(forMethod(beanFactory, name, method, annotation)));
             Map<Method, Recurring> recurring =
                     MethodIntrospector.selectMethods(userType, (MethodIntrospector.MetadataLookup<Recurring>)
@@ -63,10 +66,10 @@ final class AnnotatedHandlers {
         return found;
     }
 
-    private static Declared forBean(BeanFactory beanFactory, String name, Class<?> type, TaskHandler annotation) {
+    private static Declared forBean(BeanFactory beanFactory, String name, Class<?> type, TaskListener annotation) {
         String kind = kind(annotation, "bean '" + name + "' (" + type.getName() + ")");
         if (!io.dbtasks.TaskHandler.class.isAssignableFrom(type)) {
-            throw new IllegalStateException("@TaskHandler(\"" + kind + "\") on class " + type.getName()
+            throw new IllegalStateException("@TaskListener(\"" + kind + "\") on class " + type.getName()
                     + " needs the class to implement io.dbtasks.TaskHandler<P>; or put the annotation on a method");
         }
         Class<?> payload = ResolvableType.forClass(type)
@@ -77,7 +80,7 @@ final class AnnotatedHandlers {
         return new Declared(kind, payload, description, new LazyBeanHandler(beanFactory, name));
     }
 
-    private static Declared forMethod(BeanFactory beanFactory, String name, Method method, TaskHandler annotation) {
+    private static Declared forMethod(BeanFactory beanFactory, String name, Method method, TaskListener annotation) {
         String description =
                 "bean '" + name + "' method " + method.getDeclaringClass().getName() + "." + method.getName();
         String kind = kind(annotation, description);
@@ -88,7 +91,7 @@ final class AnnotatedHandlers {
                 continue;
             }
             if (payloadIndex >= 0) {
-                throw new IllegalStateException("@TaskHandler(\"" + kind + "\") " + description
+                throw new IllegalStateException("@TaskListener(\"" + kind + "\") " + description
                         + " has more than one payload parameter; take one payload and, optionally, a TaskContext");
             }
             payloadIndex = i;
@@ -169,11 +172,11 @@ final class AnnotatedHandlers {
         return value.trim();
     }
 
-    private static String kind(TaskHandler annotation, String where) {
+    private static String kind(TaskListener annotation, String where) {
         String kind = annotation.value();
         if (kind == null || kind.isBlank()) {
             throw new IllegalStateException(
-                    "@TaskHandler on " + where + " must name a kind, e.g. @TaskHandler(\"order.sync\")");
+                    "@TaskListener on " + where + " must name a kind, e.g. @TaskListener(\"order.sync\")");
         }
         return kind;
     }
@@ -261,7 +264,7 @@ final class AnnotatedHandlers {
 
         @Override
         public String toString() {
-            return "@TaskHandler " + method;
+            return "@TaskListener " + method;
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.actuator;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.DbTasksHealth;
@@ -6,6 +6,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -34,20 +35,26 @@ import org.springframework.boot.health.contributor.Health;
  */
 public class DbTasksHealthIndicator extends AbstractHealthIndicator {
     private final DbTasks dbTasks;
-    private final DbTasksProperties.Health limits;
+    private final Duration claimLoopStall;
+    private final Duration rescueStall;
     private final Clock clock;
     private final Instant createdAt;
 
     /**
-     * @param dbTasks the engine
-     * @param limits the stall limits
-     * @param clock the wall clock the engine's times are compared with
+     * @param dbTasks the engine; not {@code null}
+     * @param claimLoopStall how long a claim loop may go without a round before the indicator is
+     *     DOWN ({@code dbtasks.health.claim-loop-stall}); not {@code null}
+     * @param rescueStall how long the rescue sweep may go without completing before the indicator is
+     *     DOWN ({@code dbtasks.health.rescue-stall}); not {@code null}
+     * @param clock the wall clock the engine's times are compared with; not {@code null}
+     * @throws NullPointerException if an argument is {@code null}
      */
-    public DbTasksHealthIndicator(DbTasks dbTasks, DbTasksProperties.Health limits, Clock clock) {
+    public DbTasksHealthIndicator(DbTasks dbTasks, Duration claimLoopStall, Duration rescueStall, Clock clock) {
         super("dbtasks health check failed");
-        this.dbTasks = dbTasks;
-        this.limits = limits;
-        this.clock = clock;
+        this.dbTasks = Objects.requireNonNull(dbTasks, "dbTasks");
+        this.claimLoopStall = Objects.requireNonNull(claimLoopStall, "claimLoopStall");
+        this.rescueStall = Objects.requireNonNull(rescueStall, "rescueStall");
+        this.clock = Objects.requireNonNull(clock, "clock");
         this.createdAt = clock.instant();
     }
 
@@ -102,11 +109,10 @@ public class DbTasksHealthIndicator extends AbstractHealthIndicator {
         if (h.claimLoopsAlive() < h.claimLoops()) {
             return (h.claimLoops() - h.claimLoopsAlive()) + " of " + h.claimLoops() + " claim loop(s) stopped";
         }
-        Duration stall = limits.getClaimLoopStall();
+        Duration stall = claimLoopStall;
         if (h.oldestClaimLoopAt() != null && h.oldestClaimLoopAt().plus(stall).isBefore(now)) {
             return "a claim loop has not gone round since " + h.oldestClaimLoopAt() + " (limit " + stall + ")";
         }
-        Duration rescueStall = limits.getRescueStall();
         Instant rescued = h.lastRescueAt() != null ? h.lastRescueAt() : createdAt;
         if (rescued.plus(rescueStall).isBefore(now)) {
             return "the rescue sweep has not completed since " + rescued + " (limit " + rescueStall + ")";

@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.util.DriverDataSource;

@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.actuator;
 
 import io.dbtasks.event.TaskEvent;
 import io.dbtasks.event.TaskEventListener;

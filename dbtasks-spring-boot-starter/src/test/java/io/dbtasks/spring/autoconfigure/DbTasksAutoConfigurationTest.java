@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +11,8 @@ import io.dbtasks.RetryPolicy;
 import io.dbtasks.Task;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.spring.DuplicateKindException;
+import io.dbtasks.spring.KindHandler;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;

@@ -1,6 +1,8 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.DbTasksDataSource;
+import io.dbtasks.spring.TaskTemplate;
 import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -8,20 +10,22 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
- * The {@link TaskTemplate} for application code, where one engine and one DataSource (or a primary
- * one) exist: the auto-configured engine or the application's own.
+ * The {@link TaskTemplate} for application code, where one engine exists (the auto-configured engine
+ * or the application's own) and a DataSource for it: the one marked {@link DbTasksDataSource}, else the single or primary one.
  */
 @AutoConfiguration(after = DbTasksAutoConfiguration.class)
-@ConditionalOnSingleCandidate(DataSource.class)
+@Conditional(DbTasksDataSourceAvailable.class)
 public class TaskTemplateAutoConfiguration {
     /**
      * The facade application code enqueues through: it joins the caller's Spring transaction on
      * the engine's DataSource, and propagates the trace context when tracing is on.
      *
      * @param dbTasks the engine
-     * @param dataSource the DataSource the engine and the application share
+     * @param dbTasksDataSource the DataSource marked {@code @DbTasksDataSource}, if a bean is
+     * @param dataSource the application's single (or primary) DataSource, used when none is marked
      * @param properties for {@code dbtasks.tracing.enabled}
      * @param observations the observation registry, if any
      * @return the template
@@ -31,10 +35,14 @@ public class TaskTemplateAutoConfiguration {
     @ConditionalOnSingleCandidate(DbTasks.class)
     public TaskTemplate taskTemplate(
             DbTasks dbTasks,
-            DataSource dataSource,
+            @DbTasksDataSource ObjectProvider<DataSource> dbTasksDataSource,
+            ObjectProvider<DataSource> dataSource,
             ObjectProvider<DbTasksProperties> properties,
             ObjectProvider<ObservationRegistry> observations) {
         DbTasksProperties p = properties.getIfAvailable(DbTasksProperties::new);
-        return new TaskTemplate(dbTasks, dataSource, DbTasksAutoConfiguration.observations(p, observations));
+        return new TaskTemplate(
+                dbTasks,
+                DbTasksAutoConfiguration.dataSource(dbTasksDataSource, dataSource),
+                DbTasksAutoConfiguration.observations(p, observations));
     }
 }

@@ -1,5 +1,6 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
+import io.dbtasks.spring.RunOnce;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
@@ -9,9 +10,9 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
  * Proxies beans that have {@link RunOnce} methods with a {@link RunOnceInterceptor}. It runs before
  * Spring's {@code @Scheduled} processing, so the scheduler calls the method through the proxy.
  */
-public class RunOnceAdvisor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+final class RunOnceAdvisor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
     /** @param interceptor the advice */
-    public RunOnceAdvisor(RunOnceInterceptor interceptor) {
+    RunOnceAdvisor(RunOnceInterceptor interceptor) {
         Pointcut pointcut = AnnotationMatchingPointcut.forMethodAnnotation(RunOnce.class);
         this.advisor = new AbstractPointcutAdvisor() {
             @Override

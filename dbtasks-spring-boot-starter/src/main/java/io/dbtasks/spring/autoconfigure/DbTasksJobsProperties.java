@@ -1,5 +1,6 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
+import io.dbtasks.spring.TaskMethod;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;

@@ -1,6 +1,8 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.DbTasksBuilderCustomizer;
+import io.dbtasks.spring.TaskMethod;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;

@@ -1,12 +1,19 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.DbTasksBuilderCustomizer;
+import io.dbtasks.spring.DbTasksDataSource;
+import io.dbtasks.spring.DuplicateKindException;
+import io.dbtasks.spring.KindHandler;
+import io.dbtasks.spring.RunOnce;
+import io.dbtasks.spring.actuator.TaskObservations;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -16,13 +23,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Auto-configures a {@link DbTasks} on the application's {@link DataSource}, configured by the
- * {@code dbtasks.*} properties ({@link DbTasksProperties}), with every {@link KindHandler} bean
+ * Auto-configures a {@link DbTasks} on the application's {@link DataSource} (the one marked {@link
+ * DbTasksDataSource} if a bean is, else the single or primary one), configured by the {@code
+ * dbtasks.*} properties ({@link DbTasksProperties}), with every {@link KindHandler} bean
  * registered under its kind, the application's {@link JsonMapper} (if it has exactly one) for
  * payloads, and a {@link DbTasksLifecycle} that starts and stops the workers with the context.
  *
@@ -41,25 +50,29 @@ public class DbTasksAutoConfiguration {
      * Builds the engine: migrates the schema (unless {@code dbtasks.migrate=false}) but does not start
      * the workers; {@link DbTasksLifecycle} does that once the context is refreshed.
      *
-     * @param dataSource the application's single (or primary) DataSource
+     * @param dbTasksDataSource the DataSource marked {@link DbTasksDataSource}, if a bean is
+     * @param dataSource the application's single (or primary) DataSource, used when none is marked
      * @param properties the {@code dbtasks.*} properties
      * @param beanFactory to find the {@link KindHandler} beans with their names
      * @param jsonMapper the application's mapper, used if there is exactly one
      * @param customizers applied last, in order
      * @return the engine, not started
      * @throws DuplicateKindException if two handler beans claim one kind
+     * @throws IllegalStateException if more than one DataSource bean is marked with {@link
+     *     DbTasksDataSource}
      */
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnSingleCandidate(DataSource.class)
+    @Conditional(DbTasksDataSourceAvailable.class)
     public DbTasks dbTasks(
-            DataSource dataSource,
+            @DbTasksDataSource ObjectProvider<DataSource> dbTasksDataSource,
+            ObjectProvider<DataSource> dataSource,
             DbTasksProperties properties,
             ListableBeanFactory beanFactory,
             ObjectProvider<JsonMapper> jsonMapper,
             ObjectProvider<DbTasksBuilderCustomizer> customizers,
             ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
-        DbTasks.Builder builder = DbTasks.builder(dataSource);
+        DbTasks.Builder builder = DbTasks.builder(dataSource(dbTasksDataSource, dataSource));
         applyProperties(builder, properties);
         jsonMapper.ifUnique(builder::jsonMapper);
         registerHandlers(builder, beanFactory, observations(properties, observations));
@@ -77,8 +90,30 @@ public class DbTasksAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public static RunOnceAdvisor dbTasksRunOnceAdvisor(ObjectProvider<DbTasks> dbTasks, Environment environment) {
+    static RunOnceAdvisor dbTasksRunOnceAdvisor(ObjectProvider<DbTasks> dbTasks, Environment environment) {
         return new RunOnceAdvisor(new RunOnceInterceptor(dbTasks, environment, java.time.Clock.systemUTC()));
+    }
+
+    /**
+     * The DataSource the engine stores its tasks in.
+     *
+     * @param marked the DataSource marked {@code @DbTasksDataSource}, if a bean is
+     * @param any the application's single or primary DataSource
+     * @return the marked one, else the single or primary one
+     * @throws IllegalStateException if more than one DataSource bean is marked
+     */
+    static DataSource dataSource(ObjectProvider<DataSource> marked, ObjectProvider<DataSource> any) {
+        DataSource dataSource;
+        try {
+            dataSource = marked.getIfAvailable();
+        } catch (NoUniqueBeanDefinitionException e) {
+            throw new IllegalStateException(
+                    "more than one DataSource bean is marked @DbTasksDataSource: "
+                            + e.getBeanNamesFound()
+                            + "; mark only the one dbtasks stores its tasks in",
+                    e);
+        }
+        return dataSource != null ? dataSource : any.getObject();
     }
 
     static TaskObservations observations(
@@ -158,7 +193,7 @@ public class DbTasksAutoConfiguration {
                             + ClassUtils.getUserClass(handler).getName() + ")");
         });
         for (AnnotatedHandlers.Declared d : annotated) {
-            beansByKind.computeIfAbsent(d.kind(), k -> new ArrayList<>()).add("@TaskHandler " + d.description());
+            beansByKind.computeIfAbsent(d.kind(), k -> new ArrayList<>()).add("@TaskListener " + d.description());
         }
         beansByKind.forEach((kind, names) -> {
             if (names.size() > 1) {

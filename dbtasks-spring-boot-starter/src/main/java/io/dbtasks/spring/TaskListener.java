@@ -19,7 +19,7 @@ import java.lang.annotation.Target;
  * <pre>{@code
  * @Component
  * class Mailer {
- *     @TaskHandler("mail.welcome")
+ *     @TaskListener("mail.welcome")
  *     void send(WelcomeMail mail, TaskContext ctx) { ... }
  * }
  * }</pre>
@@ -44,7 +44,7 @@ import java.lang.annotation.Target;
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-public @interface TaskHandler {
+public @interface TaskListener {
     /**
      * @return the stable kind name tasks are enqueued under, for example {@code "order.sync"}; not
      *     blank

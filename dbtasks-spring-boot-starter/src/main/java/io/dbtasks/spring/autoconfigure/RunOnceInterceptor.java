@@ -1,8 +1,10 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.once.PeriodKeys;
 import io.dbtasks.once.RunOnceResult;
+import io.dbtasks.spring.RunOnce;
+import io.dbtasks.spring.RunOnceSkippedException;
 import java.lang.reflect.Method;
 import java.time.Clock;
 import java.time.Duration;
@@ -49,7 +51,7 @@ public class RunOnceInterceptor implements MethodInterceptor {
      * @param environment resolves {@code ${...}} placeholders of {@code @Scheduled} attributes
      * @param clock the wall clock slots are read from
      */
-    public RunOnceInterceptor(ObjectProvider<DbTasks> dbTasks, Environment environment, Clock clock) {
+    RunOnceInterceptor(ObjectProvider<DbTasks> dbTasks, Environment environment, Clock clock) {
         this.dbTasks = dbTasks;
         this.environment = environment;
         this.clock = clock;

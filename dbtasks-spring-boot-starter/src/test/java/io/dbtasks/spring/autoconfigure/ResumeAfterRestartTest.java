@@ -1,10 +1,11 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.spring.KindHandler;
 import io.dbtasks.testing.OwnMariaDb;
 import io.dbtasks.testing.OwnPostgres;
 import io.dbtasks.testing.TestDatabase;

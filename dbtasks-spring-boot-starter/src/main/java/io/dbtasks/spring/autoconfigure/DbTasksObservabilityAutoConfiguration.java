@@ -1,6 +1,11 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.DbTasksBuilderCustomizer;
+import io.dbtasks.spring.actuator.DbTasksEndpoint;
+import io.dbtasks.spring.actuator.DbTasksHealthIndicator;
+import io.dbtasks.spring.actuator.DbTasksMetrics;
+import io.dbtasks.spring.actuator.DbTasksQueueGauges;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -44,7 +49,9 @@ public class DbTasksObservabilityAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "dbtasksHealthIndicator")
         DbTasksHealthIndicator dbtasksHealthIndicator(DbTasks dbTasks, DbTasksProperties properties) {
-            return new DbTasksHealthIndicator(dbTasks, properties.getHealth(), java.time.Clock.systemUTC());
+            DbTasksProperties.Health limits = properties.getHealth();
+            return new DbTasksHealthIndicator(
+                    dbTasks, limits.getClaimLoopStall(), limits.getRescueStall(), java.time.Clock.systemUTC());
         }
     }
 

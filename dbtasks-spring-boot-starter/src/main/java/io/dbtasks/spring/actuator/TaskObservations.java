@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.actuator;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskContext;

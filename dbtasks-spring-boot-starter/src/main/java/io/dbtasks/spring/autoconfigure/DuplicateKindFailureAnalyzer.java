@@ -1,5 +1,6 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
+import io.dbtasks.spring.DuplicateKindException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
@@ -10,7 +11,7 @@ class DuplicateKindFailureAnalyzer extends AbstractFailureAnalyzer<DuplicateKind
         return new FailureAnalysis(
                 "dbtasks task kind '" + cause.kind() + "' has more than one handler: "
                         + String.join(", ", cause.beanNames()) + ".",
-                "Give each handler its own kind (KindHandler.kind() or the value of @TaskHandler), or remove all but one of these declarations.",
+                "Give each handler its own kind (KindHandler.kind() or the value of @TaskListener), or remove all but one of these declarations.",
                 cause);
     }
 }

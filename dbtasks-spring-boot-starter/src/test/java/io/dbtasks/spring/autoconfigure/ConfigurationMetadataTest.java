@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -8,6 +8,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.job.JobDefinition;
 import io.dbtasks.job.JobTarget;
 import io.dbtasks.job.StoredJob;
+import io.dbtasks.spring.TaskMethod;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;

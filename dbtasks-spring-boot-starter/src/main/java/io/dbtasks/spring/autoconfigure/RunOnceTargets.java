@@ -1,6 +1,7 @@
-package io.dbtasks.spring;
+package io.dbtasks.spring.autoconfigure;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.spring.RunOnce;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.HashMap;
