@@ -125,11 +125,6 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
-    public boolean updateFinalTable() {
-        return true;
-    }
-
-    @Override
     public String onKeyConflictDoNothing() {
         return "";
     }

@@ -172,9 +172,4 @@ public final class MariaDbDialect implements Dialect {
     static String placeholders(int n) {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
-
-    @Override
-    public boolean exactBatchCounts() {
-        return false; // with useBulkStmts=true the driver answers SUCCESS_NO_INFO per statement
-    }
 }
