@@ -440,6 +440,22 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Makes a task due now, atomically: one guarded UPDATE decides by the state the task has when it
+     * runs, so a concurrent claim, retry or second call cannot slip between a check and the change.
+     * A PENDING task runs at once; a FAILED or CANCELLED one is retried with one more attempt. Safe
+     * to call from any thread, and again: a task already made due stays PENDING and due.
+     *
+     * @param id the task
+     * @return the task as read after the change (a worker may have claimed it meanwhile)
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     * @throws DbTasksException if the database fails
+     */
+    public Task runNow(long id) {
+        return engine.operations().runNow(id);
+    }
+
+    /**
      * Checks that a task of {@code kind} with this JSON payload could run on this engine.
      *
      * @param kind the kind

@@ -28,7 +28,7 @@ public final class TaskOperations {
     /** Binds: run at, id. */
     private final TaskUpdate reschedulePending;
     /** Binds: id. */
-    private final TaskUpdate runPendingNow;
+    private final TaskUpdate runNow;
 
     TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
         this.jdbc = jdbc;
@@ -48,8 +48,15 @@ public final class TaskOperations {
                 .and("id = ?");
         this.reschedulePending =
                 update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
-        this.runPendingNow =
-                update.set("run_at = " + now).whereIn(TaskStatus.PENDING).and("id = ?");
+        // PENDING: due now. FAILED or CANCELLED: retried now with one more attempt, as retryFinished.
+        // max_attempts is written before status: MariaDB evaluates assignments left to right, so
+        // its CASE must see the state the row had.
+        this.runNow = update.set("max_attempts = CASE WHEN " + TaskUpdate.is("status", TaskStatus.PENDING)
+                        + " THEN max_attempts ELSE GREATEST(max_attempts, attempt + 1) END")
+                .to(TaskStatus.PENDING)
+                .set("run_at = " + now)
+                .whereIn(TaskStatus.PENDING, TaskStatus.FAILED, TaskStatus.CANCELLED)
+                .and("id = ?");
     }
 
     public Task retry(long id, int additionalAttempts) {
@@ -108,11 +115,23 @@ public final class TaskOperations {
     public Task runNow(String key) {
         Task task = queries.findByKey(key)
                 .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'"));
-        int n = update(runPendingNow, task.id());
-        if (n == 0) {
-            n = update(retryFinished, 1, task.id());
-        }
-        return after(n, task.id(), "run now", "a RUNNING task is already running and a SUCCEEDED one is done");
+        return runNow(task.id());
+    }
+
+    /**
+     * Makes a task due now in one guarded UPDATE, so that no other change can come between the
+     * check of its state and the write: a PENDING task gets {@code run_at} now; a FAILED or CANCELLED
+     * one goes back to PENDING, due now, with one more attempt allowed. RUNNING and SUCCEEDED tasks
+     * are left as they are.
+     *
+     * @param id the task
+     * @return the task as read after the change
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     */
+    public Task runNow(long id) {
+        int n = update(runNow, id);
+        return after(n, id, "run now", "a RUNNING task is already running and a SUCCEEDED one is done");
     }
 
     private Task after(int updated, long id, String action, String rule) {

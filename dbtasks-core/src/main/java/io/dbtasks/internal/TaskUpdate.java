@@ -23,6 +23,11 @@ import java.util.List;
  * source states. {@link #run} binds and executes it and {@link #checked} reads the row count: 0 =
  * someone else won, 1 = ours, anything else = a bug that throws.
  *
+ * <p>The ways an attempt leaves RUNNING are one table, {@link Exit}: what each writes besides what
+ * {@link #to} writes. Every writer that settles an attempt renders its SET list from it ({@link
+ * #leaving}), the engine's guarded statements and a dialect's one-statement form alike, so no
+ * hand-written SQL restates a column rule.
+ *
  * <p>Immutable; thread-safe.
  */
 final class TaskUpdate {
@@ -44,6 +49,140 @@ final class TaskUpdate {
         this.set = set;
         this.where = where;
         this.touch = touch;
+    }
+
+    /** What an {@link Exit} writes into one of its columns. */
+    enum Value {
+        /** SQL {@code NULL}. */
+        NULL,
+        /** The database's now. */
+        NOW,
+        /** The database's now plus the row's own backoff, in milliseconds: a per-row value. */
+        AFTER_BACKOFF,
+        /** The row's own error text: a per-row value. */
+        ERROR,
+        /** The attempt given back: {@code attempt - 1}. */
+        ATTEMPT_GIVEN_BACK;
+
+        /** @return whether each row brings its own value */
+        boolean perRow() {
+            return this == AFTER_BACKOFF || this == ERROR;
+        }
+    }
+
+    /** One column an {@link Exit} writes, and what. */
+    record Column(String name, Value value) {}
+
+    /**
+     * The ways an attempt leaves RUNNING, each with its target state, the columns it writes besides
+     * those {@link #to} writes for that state, whether it applies only while no cancel is requested
+     * (and which exit applies instead when one is), and whether it leaves an attempt row.
+     */
+    enum Exit {
+        /** The handler returned: SUCCEEDED, the last error cleared. */
+        SUCCEEDED(TaskStatus.SUCCEEDED, null, null, true, new Column("last_error", Value.NULL)),
+        /** The attempt failed while a cancel was requested: CANCELLED rather than retried. */
+        RETRY_CANCELLED(TaskStatus.CANCELLED, Boolean.TRUE, null, true, new Column("last_error", Value.ERROR)),
+        /** The attempt failed with attempts left: PENDING again after its backoff. */
+        RETRY(
+                TaskStatus.PENDING,
+                Boolean.FALSE,
+                RETRY_CANCELLED,
+                true,
+                new Column("run_at", Value.AFTER_BACKOFF),
+                new Column("last_error", Value.ERROR)),
+        /** The attempt failed for good: FAILED. */
+        FAILED(TaskStatus.FAILED, null, null, true, new Column("last_error", Value.ERROR)),
+        /** The handler stopped on an operator's cancel: CANCELLED. */
+        CANCELLED(TaskStatus.CANCELLED, null, null, true, new Column("last_error", Value.ERROR)),
+        /** Handed back on shutdown while a cancel was requested: CANCELLED, the attempt given back. */
+        HAND_BACK_CANCELLED(
+                TaskStatus.CANCELLED,
+                Boolean.TRUE,
+                null,
+                false,
+                new Column("attempt", Value.ATTEMPT_GIVEN_BACK),
+                new Column("last_error", Value.ERROR)),
+        /** Handed back on shutdown: PENDING and due now, the attempt given back, no attempt row. */
+        HAND_BACK(
+                TaskStatus.PENDING,
+                Boolean.FALSE,
+                HAND_BACK_CANCELLED,
+                false,
+                new Column("attempt", Value.ATTEMPT_GIVEN_BACK),
+                new Column("run_at", Value.NOW));
+
+        private final TaskStatus status;
+        private final Boolean cancelRequested;
+        private final Exit cancelledInstead;
+        private final boolean history;
+        private final List<Column> columns;
+
+        Exit(TaskStatus status, Boolean cancelRequested, Exit cancelledInstead, boolean history, Column... columns) {
+            this.status = status;
+            this.cancelRequested = cancelRequested;
+            this.cancelledInstead = cancelledInstead;
+            this.history = history;
+            this.columns = List.of(columns);
+        }
+
+        /** @return the state the task moves to */
+        TaskStatus status() {
+            return status;
+        }
+
+        /**
+         * @return the exit that applies instead while a cancel is requested, or {@code null} if this
+         *     one applies either way
+         */
+        Exit cancelledInstead() {
+            return cancelledInstead;
+        }
+
+        /** @return whether the exit leaves an attempt row */
+        boolean history() {
+            return history;
+        }
+
+        /** @return the per-row values its SET list binds, in the order they appear */
+        List<Value> perRow() {
+            return columns.stream().map(Column::value).filter(Value::perRow).toList();
+        }
+
+        /** @return its condition on {@code cancel_requested}, or {@code null} for none */
+        String cancelGuard() {
+            return cancelRequested == null ? null : "cancel_requested = " + (cancelRequested ? "TRUE" : "FALSE");
+        }
+    }
+
+    /**
+     * Leaves RUNNING by {@code exit}: {@link #to} its state plus the exit's columns, and its guard on
+     * {@code cancel_requested} if it has one. The per-row values are the SQL expressions given.
+     *
+     * @param exit the way out
+     * @param backoffMillis the SQL expression of the row's backoff in milliseconds
+     * @param error the SQL expression of the row's error text
+     * @return the update, its WHERE clause still to be narrowed to the rows
+     */
+    TaskUpdate leaving(Exit exit, String backoffMillis, String error) {
+        List<String> assignments = new ArrayList<>(exit.columns.size());
+        for (Column column : exit.columns) {
+            String value = switch (column.value()) {
+                case NULL -> "NULL";
+                case NOW -> dialect.now();
+                case AFTER_BACKOFF -> dialect.nowPlusMillis().replace("?", backoffMillis);
+                case ERROR -> error;
+                case ATTEMPT_GIVEN_BACK -> "attempt - 1";
+            };
+            assignments.add(column.name() + " = " + value);
+        }
+        TaskUpdate moved = to(exit.status).set(String.join(", ", assignments));
+        return exit.cancelGuard() == null ? moved : moved.and(exit.cancelGuard());
+    }
+
+    /** @return the SET list, {@code updated_at} included unless {@link #renewal()} */
+    String assignments() {
+        return set + (touch ? ", updated_at = " + dialect.now() : "");
     }
 
     /** Leaves {@code updated_at} alone: a lease renewal is not a change of the task. */
@@ -98,7 +237,7 @@ final class TaskUpdate {
             throw new IllegalStateException("a task UPDATE needs assignments and a guard");
         }
         String table = BY_KEY.matcher(where).find() ? dialect.taskTableByKey() : "dbtasks_task";
-        return "UPDATE " + table + " SET " + set + (touch ? ", updated_at = " + dialect.now() : "") + " WHERE " + where;
+        return "UPDATE " + table + " SET " + assignments() + " WHERE " + where;
     }
 
     /**
@@ -111,30 +250,6 @@ final class TaskUpdate {
         try (PreparedStatement ps = c.prepareStatement(sql())) {
             bind(ps, args);
             return ps.executeUpdate();
-        }
-    }
-
-    /**
-     * Executes the statement once per element of {@code argsList} as one JDBC batch, which drivers
-     * send in one round trip (pgjdbc pipelines it); only where {@link Dialect#exactBatchCounts()}.
-     *
-     * @return the number of rows each execution changed, in order
-     */
-    int[] runBatch(Connection c, List<Object[]> argsList) throws SQLException {
-        if (argsList.isEmpty()) {
-            return new int[0];
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql())) {
-            for (Object[] args : argsList) {
-                bind(ps, args);
-                ps.addBatch();
-            }
-            int[] counts = ps.executeBatch();
-            if (counts.length != argsList.size()) {
-                throw new IllegalStateException(
-                        "a batch of " + argsList.size() + " task UPDATEs reported " + counts.length + " row counts");
-            }
-            return counts;
         }
     }
 

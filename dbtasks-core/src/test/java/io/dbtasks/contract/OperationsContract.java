@@ -433,4 +433,95 @@ public abstract class OperationsContract extends EngineHarness {
                 .containsExactly(AttemptOutcome.FAILED, AttemptOutcome.SUCCEEDED);
         assertRefused(() -> tasks.runNow(key), TaskStatus.SUCCEEDED);
     }
+
+    @Test
+    void runNowByIdMakesAPendingTaskDueAndRetriesAFailedOrCancelledOne() {
+        DbTasks tasks = producer();
+        long pending = tasks.enqueue(
+                        TaskRequest.builder(KIND).runAfter(Duration.ofHours(6)).build())
+                .task()
+                .id();
+        long failed = tasks.enqueue(TaskRequest.builder(KIND).maxAttempts(1).build())
+                .task()
+                .id();
+        long cancelled = tasks.enqueue(TaskRequest.builder(KIND)
+                        .maxAttempts(3)
+                        .runAfter(Duration.ofHours(6))
+                        .build())
+                .task()
+                .id();
+        sql(
+                "UPDATE dbtasks_task SET status = 'FAILED', attempt = 1, last_error = 'refused', finished_at = run_at"
+                        + " WHERE id = ?",
+                failed);
+        tasks.cancel(cancelled);
+        Instant soon = Instant.now().plusSeconds(60);
+
+        Task due = tasks.runNow(pending);
+        Task retried = tasks.runNow(failed);
+        Task revived = tasks.runNow(cancelled);
+
+        assertThat(due.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(due.runAt()).isBefore(soon);
+        assertThat(due.maxAttempts())
+                .isEqualTo(tasks.find(pending).orElseThrow().maxAttempts());
+        assertThat(retried.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(retried.runAt()).isBefore(soon);
+        assertThat(retried.attempt()).isEqualTo(1);
+        assertThat(retried.maxAttempts()).isEqualTo(2);
+        assertThat(retried.finishedAt()).isNull();
+        assertThat(revived.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(revived.runAt()).isBefore(soon);
+        assertThat(revived.maxAttempts()).isEqualTo(3);
+        assertThat(revived.finishedAt()).isNull();
+    }
+
+    @Test
+    void runNowByIdIsRefusedForRunningAndSucceededTasksAndForAMissingOne() {
+        DbTasks tasks = producer();
+        long running = tasks.enqueue(TaskRequest.builder(KIND).build()).task().id();
+        long succeeded = tasks.enqueue(TaskRequest.builder(KIND).build()).task().id();
+        sql(
+                "UPDATE dbtasks_task SET status = 'RUNNING', attempt = 1, lease_owner = 'elsewhere', lease_token = 1"
+                        + " WHERE id = ?",
+                running);
+        sql("UPDATE dbtasks_task SET status = 'SUCCEEDED', attempt = 1, finished_at = run_at WHERE id = ?", succeeded);
+
+        assertRefused(() -> tasks.runNow(running), TaskStatus.RUNNING);
+        assertRefused(() -> tasks.runNow(succeeded), TaskStatus.SUCCEEDED);
+        assertThatThrownBy(() -> tasks.runNow(MISSING_ID)).isInstanceOf(TaskNotFoundException.class);
+        assertThat(tasks.find(running).orElseThrow().leaseOwner()).isEqualTo("elsewhere");
+        assertThat(tasks.find(succeeded).orElseThrow().status()).isEqualTo(TaskStatus.SUCCEEDED);
+    }
+
+    @Test
+    void concurrentRunNowCallsOnAFailedTaskAllSucceedAndGrantOneAttempt() throws Exception {
+        DbTasks tasks = producer();
+        long id = tasks.enqueue(TaskRequest.builder(KIND).maxAttempts(1).build())
+                .task()
+                .id();
+        sql("UPDATE dbtasks_task SET status = 'FAILED', attempt = 1, finished_at = run_at WHERE id = ?", id);
+        int callers = 6;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(callers);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(callers);
+        try {
+            List<java.util.concurrent.Future<Task>> calls = new java.util.ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                calls.add(pool.submit(() -> {
+                    start.await();
+                    return tasks.runNow(id);
+                }));
+            }
+            for (java.util.concurrent.Future<Task> call : calls) {
+                // A check-then-act would refuse the late callers: they saw FAILED, then found PENDING.
+                assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS).status())
+                        .isEqualTo(TaskStatus.PENDING);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        Task after = tasks.find(id).orElseThrow();
+        assertThat(after.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(after.maxAttempts()).isEqualTo(2);
+    }
 }

@@ -368,6 +368,56 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(traces[1]).startsWith("java.lang.IllegalArgumentException: bad input");
     }
 
+    /**
+     * In one batch of retries, those whose task an operator asked to cancel while the attempt ran
+     * end CANCELLED and the others go back to PENDING, each with its attempt row, and a retry whose
+     * lease was lost writes nothing.
+     */
+    @Test
+    void batchedRetriesOfTasksWithACancelRequestEndCancelledAndTheOthersRetry() {
+        Worker w = worker("w");
+        long[] ids = new long[4];
+        Task[] claimed = new Task[4];
+        for (int i = 0; i < 4; i++) {
+            ids[i] = enqueue(w, 3);
+            claimed[i] = claimOne(w);
+        }
+        w.operations().cancel(ids[1]); // RUNNING: only flagged
+        w.operations().cancel(ids[2]);
+        sql("UPDATE dbtasks_task SET lease_token = lease_token + 1000000 WHERE id = ?", ids[3]); // taken over
+        RuntimeException error = new IllegalStateException("gateway busy");
+        List<Completions.Failure> batch = new java.util.ArrayList<>();
+        for (Task t : claimed) {
+            batch.add(new Completions.Failure(t, AttemptOutcome.FAILED, error, Duration.ofHours(1), 1));
+        }
+
+        Map<Long, TaskStatus> written = w.completions().settleFailures(batch);
+
+        assertThat(written)
+                .containsOnly(
+                        Map.entry(claimed[0].fencingToken(), TaskStatus.PENDING),
+                        Map.entry(claimed[1].fencingToken(), TaskStatus.CANCELLED),
+                        Map.entry(claimed[2].fencingToken(), TaskStatus.CANCELLED));
+        assertThat(row(w, ids[0]).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(row(w, ids[0]).lastError()).isEqualTo("java.lang.IllegalStateException: gateway busy");
+        for (int i : new int[] {1, 2}) {
+            Task cancelled = row(w, ids[i]);
+            assertThat(cancelled.status()).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(cancelled.cancelRequested()).isFalse();
+            assertThat(cancelled.finishedAt()).isNotNull();
+            assertThat(cancelled.lastError())
+                    .isEqualTo("Cancelled by an operator; the attempt failed with"
+                            + " java.lang.IllegalStateException: gateway busy");
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(w.queries().attempts(ids[i]))
+                    .extracting(Attempt::outcome)
+                    .containsExactly(AttemptOutcome.FAILED);
+        }
+        assertThat(row(w, ids[3]).status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(w.queries().attempts(ids[3])).isEmpty();
+    }
+
     @Test
     void settledAttemptCannotBeSettledTwice() {
         Worker w = worker("w");

@@ -186,14 +186,24 @@ public interface Dialect {
     }
 
     /**
-     * One statement that completes a batch of successful attempts and writes their attempt rows;
-     * empty where the engine must use a locking read, an UPDATE and an INSERT instead. Binds:
-     * arrays of task ids, fencing tokens, durations in milliseconds and worker ids; the UPDATE is
-     * guarded by id, token and RUNNING per row; returns the fencing tokens recorded, one row each.
+     * One statement that settles many attempts leaving RUNNING the same way and inserts their attempt
+     * rows, where the database has one; the engine otherwise settles a batch with a locking read, one
+     * UPDATE per way out and one INSERT. What the task rows get is the caller's, rendered by {@code
+     * set} from the table of RUNNING exits, so the dialect restates no column rule. Binds eleven
+     * arrays, one element per attempt, in this order: task id, lease token, backoff (ms), error text
+     * (for {@code last_error}), duration (ms), worker, outcome, error class, error message, stack trace
+     * index (1-based, into the last array; null for none), and the distinct stack traces; an array
+     * whose elements would all be null may be bound as SQL NULL. Only rows still RUNNING under the
+     * attempt's token and meeting {@code guard} move.
      *
-     * @return the statement, or empty where the dialect has none
+     * @param set renders the SET list from the SQL expressions of a row's own backoff in milliseconds
+     *     and its own error text
+     * @param guard a further condition on the task row, on its unqualified columns, or {@code null}
+     *     for none
+     * @return the statement, which returns the lease token of each attempt settled, one row each; or
+     *     empty where the dialect has none
      */
-    default Optional<String> completeBatchSql() {
+    default Optional<String> settleManySql(java.util.function.BinaryOperator<String> set, String guard) {
         return Optional.empty();
     }
 
@@ -212,28 +222,6 @@ public interface Dialect {
      */
     default Optional<String> insertManySql() {
         return Optional.empty();
-    }
-
-    /**
-     * One statement that moves a batch of failed attempts' tasks back to PENDING for their retries
-     * and inserts their attempt rows, where the database has one for it; binds eleven arrays in this
-     * order: id, lease token, backoff (ms), last error, duration (ms), worker, outcome, error class,
-     * error message, stack trace index (1-based, into the last array; null for none), and the
-     * distinct stack traces. Only rows still RUNNING under the attempt's token and with no cancel
-     * request move; the statement returns the lease tokens of those.
-     *
-     * @return the statement, or empty to write retries one guarded UPDATE each
-     */
-    default Optional<String> retryBatchSql() {
-        return Optional.empty();
-    }
-
-    /**
-     * @return whether an UPDATE's changed rows can be read back in the same statement through {@code
-     *     SELECT ... FROM FINAL TABLE (UPDATE ...)} (H2)
-     */
-    default boolean updateFinalTable() {
-        return false;
     }
 
     /**
@@ -276,14 +264,6 @@ public interface Dialect {
     /** @return how to vacuum the task table, or empty where the database cleans up after itself */
     default Optional<TableVacuum> tableVacuum() {
         return Optional.empty();
-    }
-
-    /**
-     * @return whether a JDBC batch of UPDATEs reports each statement's row count, as the lease guard
-     *     needs (MariaDB's driver may answer {@code SUCCESS_NO_INFO} when its bulk protocol is on)
-     */
-    default boolean exactBatchCounts() {
-        return true;
     }
 
     /**

@@ -122,11 +122,6 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
-    public boolean updateFinalTable() {
-        return true;
-    }
-
-    @Override
     public String onKeyConflictDoNothing() {
         return "";
     }

@@ -173,11 +173,6 @@ public final class MariaDbDialect implements Dialect {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
 
-    @Override
-    public boolean exactBatchCounts() {
-        return false; // with useBulkStmts=true the driver answers SUCCESS_NO_INFO per statement
-    }
-
     /** {@code JSON_UNQUOTE(JSON_EXTRACT(payload, path)) = value}, the path quoted per field. */
     @Override
     public Optional<PayloadSql> payloadSql(Connection c, List<String> path, String value) {

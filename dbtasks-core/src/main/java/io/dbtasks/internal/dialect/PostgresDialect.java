@@ -239,21 +239,28 @@ public final class PostgresDialect implements Dialect {
                 "ANALYZE dbtasks_task"));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL the arrays are unnested into rows, the guarded UPDATE joins them by id and
+     * token and returns what the attempt INSERT needs: one statement, one round trip, whatever the
+     * batch size, and its text the same for any size, so the driver prepares it once.
+     */
     @Override
-    public Optional<String> completeBatchSql() {
-        return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[])"
-                + " AS d(id, token, duration_ms, worker)),"
-                + " done AS (UPDATE dbtasks_task t SET status = " + Dialect.status(TaskStatus.SUCCEEDED)
-                + ", finished_at = clock_timestamp(),"
-                + " last_error = NULL, lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE,"
-                + " updated_at = clock_timestamp() FROM d"
+    public Optional<String> settleManySql(java.util.function.BinaryOperator<String> set, String guard) {
+        return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
+                + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, backoff_ms,"
+                + " error, duration_ms, worker, outcome, error_class, error_message, stack_index)),"
+                + " moved AS (UPDATE dbtasks_task t SET " + set.apply("d.backoff_ms", "d.error") + " FROM d"
                 + " WHERE t.id = d.id AND t.lease_token = d.token AND " + isRunning("t.status")
-                + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms)"
+                + (guard == null ? "" : " AND " + guard)
+                + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms,"
+                + " d.outcome, d.error_class, d.error_message, d.stack_index)"
                 + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
-                + " finished_at, duration_ms, outcome)"
+                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
                 + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
-                + " clock_timestamp(), duration_ms, " + Dialect.status(TaskStatus.SUCCEEDED)
-                + " FROM done RETURNING lease_token");
+                + " clock_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index]"
+                + " FROM moved RETURNING lease_token");
     }
 
     @Override
@@ -275,26 +282,6 @@ public final class PostgresDialect implements Dialect {
                 + " max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms, trace_parent, run_at_s,"
                 + " run_at_us, after_ms, ord)"
                 + " ORDER BY ord RETURNING " + GENERATED_COLUMNS);
-    }
-
-    @Override
-    public Optional<String> retryBatchSql() {
-        return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
-                + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, delay_ms, reason,"
-                + " duration_ms, worker, outcome, error_class, error_message, stack_index)),"
-                + " moved AS (UPDATE dbtasks_task t SET status = " + Dialect.status(TaskStatus.PENDING)
-                + ", finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE,"
-                + " run_at = clock_timestamp() + d.delay_ms * INTERVAL '1 millisecond', last_error = d.reason,"
-                + " updated_at = clock_timestamp() FROM d"
-                + " WHERE t.id = d.id AND t.lease_token = d.token AND " + isRunning("t.status")
-                + " AND t.cancel_requested = FALSE"
-                + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms,"
-                + " d.outcome, d.error_class, d.error_message, d.stack_index)"
-                + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
-                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
-                + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
-                + " clock_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index]"
-                + " FROM moved RETURNING lease_token");
     }
 
     @Override

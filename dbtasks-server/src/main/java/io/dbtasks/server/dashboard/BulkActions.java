@@ -172,18 +172,9 @@ public class BulkActions implements DisposableBean {
         snapshots.refreshSoon();
     }
 
-    /** PENDING: due now; FAILED or CANCELLED: retried now. */
+    /** PENDING: due now; FAILED or CANCELLED: retried now; decided by one guarded update. */
     private void runNow(long id) {
-        var task = dbTasks.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
-        switch (task.status()) {
-            case PENDING -> dbTasks.reschedule(id, Instant.now());
-            case FAILED, CANCELLED -> dbTasks.retry(id);
-            default ->
-                throw new IllegalTransitionException(
-                        "Cannot run task " + id + " now while it is " + task.status()
-                                + ": a RUNNING task is already running and a SUCCEEDED one is done",
-                        task.status());
-        }
+        dbTasks.runNow(id);
     }
 
     /**
