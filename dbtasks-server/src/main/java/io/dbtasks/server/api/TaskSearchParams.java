@@ -1,5 +1,6 @@
 package io.dbtasks.server.api;
 
+import io.dbtasks.server.dashboard.TaskSearch;
 import io.swagger.v3.oas.annotations.Parameter;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Pattern;
@@ -135,17 +136,8 @@ public class TaskSearchParams {
     }
 
     private static Instant time(String v, String field) {
-        if (blank(v)) {
-            return null;
-        }
-        String t = v.trim();
-        if (t.length() == 16) {
-            t = t + ":00Z";
-        } else if (!t.endsWith("Z") && !t.matches(".*[+-][0-9]{2}:[0-9]{2}")) {
-            t = t + "Z";
-        }
         try {
-            return java.time.OffsetDateTime.parse(t).toInstant();
+            return TaskSearch.parseTime(v);
         } catch (java.time.DateTimeException e) {
             throw new BadRequestException("'" + field + "'" + TIME_MESSAGE);
         }

@@ -116,20 +116,33 @@ public record TaskSearch(
     }
 
     private static Instant time(String v, String field) {
+        try {
+            return parseTime(v);
+        } catch (java.time.DateTimeException e) {
+            throw new IllegalArgumentException(field + " must be a time like 2026-01-02T03:04 (UTC)");
+        }
+    }
+
+    /**
+     * Reads a time as the dashboard's and the API's filters take it: ISO-8601 to the minute or finer,
+     * with a zone offset or {@code Z}, or without one (then UTC, as a {@code datetime-local} input
+     * sends it).
+     *
+     * @param v the text, or {@code null} or blank for "not given"
+     * @return the instant, or {@code null} when not given
+     * @throws java.time.DateTimeException if the text is not such a time
+     */
+    public static Instant parseTime(String v) {
         if (!notBlank(v)) {
             return null;
         }
         String t = v.trim();
-        try {
-            if (t.length() == 16) { // datetime-local input: 2026-01-02T03:04, taken as UTC
-                t = t + ":00Z";
-            } else if (t.length() == 19) {
-                t = t + "Z";
-            }
-            return Instant.parse(t);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(field + " must be a time like 2026-01-02T03:04 (UTC)");
+        if (t.length() == 16) { // datetime-local input: 2026-01-02T03:04
+            t = t + ":00Z";
+        } else if (!t.endsWith("Z") && !t.matches(".*[+-][0-9]{2}:[0-9]{2}")) {
+            t = t + "Z";
         }
+        return java.time.OffsetDateTime.parse(t).toInstant();
     }
 
     private static boolean notBlank(String s) {
