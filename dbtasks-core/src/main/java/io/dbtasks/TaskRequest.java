@@ -9,7 +9,9 @@ import org.jspecify.annotations.Nullable;
  * A task to enqueue. Immutable and thread-safe; build one with {@link #builder(String)}.
  *
  * <p>Unset fields take the engine's defaults: queue {@value #DEFAULT_QUEUE}, priority 0,
- * due now (database clock), the engine's max attempts, retry policy and timeout.
+ * due now (database clock), the engine's max attempts, retry policy and timeout. The queue, priority,
+ * max attempts, retry policy and timeout are the request's {@link #options()}, resolved at enqueue the
+ * same way as for a schedule's, a job's or a batch's tasks.
  *
  * @param kind the stable name of the handler that will run it; required
  * @param payload the payload, written as JSON by Jackson; {@code null} for none
@@ -48,7 +50,7 @@ public record TaskRequest(
         @Nullable String traceParent) {
 
     /** The queue a task goes to when its request names none. */
-    public static final String DEFAULT_QUEUE = "default";
+    public static final String DEFAULT_QUEUE = TaskOptions.DEFAULT_QUEUE;
 
     /** The longest kind, queue, name or reference accepted. */
     public static final int MAX_NAME_LENGTH = 200;
@@ -93,6 +95,15 @@ public record TaskRequest(
             throw new IllegalArgumentException(
                     "traceParent must be 1 to " + MAX_TRACE_PARENT_LENGTH + " characters and not blank, or null");
         }
+    }
+
+    /**
+     * @return the queue, priority, max attempts, retry policy and timeout of this request; a field
+     *     unset here is {@code null} there (the priority is never {@code null}: unset it is {@value
+     *     TaskOptions#DEFAULT_PRIORITY}, the default)
+     */
+    public TaskOptions options() {
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
     }
 
     /**
@@ -238,6 +249,23 @@ public record TaskRequest(
          */
         public Builder runAfter(Duration delay) {
             this.runAfter = delay;
+            return this;
+        }
+
+        /**
+         * Sets the queue, priority, max attempts, retry policy and timeout at once; a field unset in
+         * {@code options} is unset here (the engine's default).
+         *
+         * @param options the options
+         * @return this
+         * @throws NullPointerException if {@code options} is {@code null}
+         */
+        public Builder options(TaskOptions options) {
+            this.queue = options.queue();
+            this.priority = options.priority() != null ? options.priority() : TaskOptions.DEFAULT_PRIORITY;
+            this.maxAttempts = options.maxAttempts();
+            this.retryPolicy = options.retryPolicy();
+            this.timeout = options.timeout();
             return this;
         }
 

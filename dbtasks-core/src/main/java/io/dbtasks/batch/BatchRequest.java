@@ -1,6 +1,8 @@
 package io.dbtasks.batch;
 
 import io.dbtasks.RetryPolicy;
+import io.dbtasks.TaskOptions;
+import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -17,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  * @param queue the queue of the chunk tasks, or {@code null} for the default
  * @param maxAttempts attempts per chunk, or {@code null} for the engine default
  * @param retryPolicy backoff between a chunk's attempts, or {@code null} for the engine default
+ * @param priority the chunk tasks' priority, higher first, or {@code null} for the default
+ * @param timeout how long one attempt of a chunk may run, positive, or {@code null} for the engine
+ *     default
  */
 public record BatchRequest(
         String kind,
@@ -26,7 +31,9 @@ public record BatchRequest(
         @Nullable String idempotencyKey,
         @Nullable String queue,
         @Nullable Integer maxAttempts,
-        @Nullable RetryPolicy retryPolicy) {
+        @Nullable RetryPolicy retryPolicy,
+        @Nullable Integer priority,
+        @Nullable Duration timeout) {
     /** The most chunks a batch may have. */
     public static final int MAX_CHUNKS = 100_000;
 
@@ -54,9 +61,40 @@ public record BatchRequest(
         if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > 255)) {
             throw new IllegalArgumentException("idempotencyKey must be 1 to 255 characters and not blank");
         }
-        if (maxAttempts != null && maxAttempts < 1) {
-            throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
-        }
+        new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout); // checks the options' ranges
+    }
+
+    /**
+     * A request whose chunk tasks take the default priority and timeout.
+     *
+     * @param kind the chunk handler's name
+     * @param chunks the number of chunks
+     * @param params the parameters, or {@code null}
+     * @param name a display name, or {@code null}
+     * @param idempotencyKey a unique key, or {@code null}
+     * @param queue the chunk tasks' queue, or {@code null} for the default
+     * @param maxAttempts attempts per chunk, or {@code null} for the engine default
+     * @param retryPolicy backoff between a chunk's attempts, or {@code null} for the engine default
+     * @throws IllegalArgumentException if a field is out of range
+     */
+    public BatchRequest(
+            String kind,
+            int chunks,
+            @Nullable Object params,
+            @Nullable String name,
+            @Nullable String idempotencyKey,
+            @Nullable String queue,
+            @Nullable Integer maxAttempts,
+            @Nullable RetryPolicy retryPolicy) {
+        this(kind, chunks, params, name, idempotencyKey, queue, maxAttempts, retryPolicy, null, null);
+    }
+
+    /**
+     * @return the options of every chunk task: queue, priority, max attempts, retry policy and
+     *     timeout, each {@code null} for the engine's default
+     */
+    public TaskOptions options() {
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
     }
 
     /**
@@ -75,13 +113,24 @@ public record BatchRequest(
         private @Nullable Object params;
         private @Nullable String name;
         private @Nullable String idempotencyKey;
-        private @Nullable String queue;
-        private @Nullable Integer maxAttempts;
-        private @Nullable RetryPolicy retryPolicy;
+        private TaskOptions options = TaskOptions.DEFAULTS;
 
         private Builder(String kind, int chunks) {
             this.kind = kind;
             this.chunks = chunks;
+        }
+
+        /**
+         * Sets the chunk tasks' queue, priority, max attempts, retry policy and timeout at once; a
+         * field unset in {@code options} takes the engine's default.
+         *
+         * @param options the options
+         * @return this
+         * @throws NullPointerException if {@code options} is {@code null}
+         */
+        public Builder options(TaskOptions options) {
+            this.options = Objects.requireNonNull(options, "options");
+            return this;
         }
 
         /**
@@ -116,7 +165,7 @@ public record BatchRequest(
          * @return this
          */
         public Builder queue(String queue) {
-            this.queue = queue;
+            this.options = options.withQueue(queue);
             return this;
         }
 
@@ -125,7 +174,7 @@ public record BatchRequest(
          * @return this
          */
         public Builder maxAttempts(int maxAttempts) {
-            this.maxAttempts = maxAttempts;
+            this.options = options.withMaxAttempts(maxAttempts);
             return this;
         }
 
@@ -134,7 +183,7 @@ public record BatchRequest(
          * @return this
          */
         public Builder retryPolicy(RetryPolicy retryPolicy) {
-            this.retryPolicy = retryPolicy;
+            this.options = options.withRetryPolicy(retryPolicy);
             return this;
         }
 
@@ -143,7 +192,17 @@ public record BatchRequest(
          * @throws IllegalArgumentException if a field is out of range
          */
         public BatchRequest build() {
-            return new BatchRequest(kind, chunks, params, name, idempotencyKey, queue, maxAttempts, retryPolicy);
+            return new BatchRequest(
+                    kind,
+                    chunks,
+                    params,
+                    name,
+                    idempotencyKey,
+                    options.queue(),
+                    options.maxAttempts(),
+                    options.retryPolicy(),
+                    options.priority(),
+                    options.timeout());
         }
     }
 }

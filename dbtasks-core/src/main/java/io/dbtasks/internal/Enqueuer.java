@@ -34,6 +34,9 @@ public final class Enqueuer {
     private final TaskRows rows;
     private final HandlerRegistry handlers;
     private final EngineConfig config;
+    /** Where unset task options take the engine's defaults. */
+    private final TaskDefaults defaults;
+
     private final Consumer<String> wake;
     private final Events events;
     private final EnqueueSignals signals;
@@ -90,6 +93,7 @@ public final class Enqueuer {
         this.rows = new TaskRows(dialect);
         this.handlers = handlers;
         this.config = config;
+        this.defaults = TaskDefaults.of(config);
         this.wake = wake;
         this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
@@ -331,22 +335,12 @@ public final class Enqueuer {
     }
 
     private static String queueOf(TaskRequest r) {
-        return r.queue() != null ? r.queue() : TaskRequest.DEFAULT_QUEUE;
+        return TaskDefaults.queue(r.queue());
     }
 
-    /** @return the request's retry policy, else the engine's default */
-    private RetryPolicy policyOf(TaskRequest r) {
-        return r.retryPolicy() != null ? r.retryPolicy() : config.defaultRetryPolicy();
-    }
-
-    /** @return the request's most attempts, else the engine's default */
-    private int maxAttemptsOf(TaskRequest r) {
-        return r.maxAttempts() != null ? r.maxAttempts() : config.defaultMaxAttempts();
-    }
-
-    /** @return the request's timeout, else the engine's default; null for none */
-    private java.time.Duration timeoutOf(TaskRequest r) {
-        return r.timeout() != null ? r.timeout() : config.defaultTimeout();
+    /** @return the request's options with the engine's defaults applied, as every producer gets them */
+    private TaskDefaults.Resolved resolved(TaskRequest r) {
+        return defaults.resolve(r.options());
     }
 
     /** Enqueues on the caller's connection and transaction. */
@@ -708,15 +702,15 @@ public final class Enqueuer {
 
     /** The task just inserted for {@code r}: what the database filled in, and what {@link #bind} wrote. */
     private Task inserted(Generated g, TaskRequest r, String payload) {
-        int maxAttempts = maxAttemptsOf(r);
+        TaskDefaults.Resolved options = resolved(r);
         return new Task(
                 g.id(),
-                queueOf(r),
+                options.queue(),
                 r.kind(),
                 TaskStatus.PENDING,
-                r.priority(),
+                options.priority(),
                 0,
-                maxAttempts,
+                options.maxAttempts(),
                 r.idempotencyKey(),
                 r.name(),
                 r.reference(),
@@ -756,14 +750,15 @@ public final class Enqueuer {
         Long[] runAfters = new Long[n];
         for (int k = 0; k < n; k++) {
             TaskRequest r = requests.get(k);
-            RetryPolicy policy = policyOf(r);
-            var timeout = timeoutOf(r);
-            queues[k] = queueOf(r);
+            TaskDefaults.Resolved options = resolved(r);
+            RetryPolicy policy = options.retryPolicy();
+            var timeout = options.timeout();
+            queues[k] = options.queue();
             kinds[k] = r.kind();
             names[k] = r.name();
             references[k] = r.reference();
-            priorities[k] = r.priority();
-            maxAttempts[k] = maxAttemptsOf(r);
+            priorities[k] = options.priority();
+            maxAttempts[k] = options.maxAttempts();
             backoffs[k] = policy.backoff().name();
             initials[k] = policy.initial().toMillis();
             maxima[k] = policy.max().toMillis();
@@ -799,16 +794,17 @@ public final class Enqueuer {
     }
 
     private int bind(PreparedStatement ps, int i, TaskRequest r, String payload) throws SQLException {
-        RetryPolicy policy = policyOf(r);
-        int maxAttempts = maxAttemptsOf(r);
-        var timeout = timeoutOf(r);
-        ps.setString(i++, queueOf(r));
+        TaskDefaults.Resolved options = resolved(r);
+        RetryPolicy policy = options.retryPolicy();
+        int maxAttempts = options.maxAttempts();
+        var timeout = options.timeout();
+        ps.setString(i++, options.queue());
         ps.setString(i++, r.kind());
         ps.setString(i++, r.idempotencyKey());
         ps.setString(i++, r.name());
         ps.setString(i++, r.reference());
         ps.setString(i++, payload);
-        ps.setInt(i++, r.priority());
+        ps.setInt(i++, options.priority());
         ps.setInt(i++, maxAttempts);
         ps.setString(i++, policy.backoff().name());
         ps.setLong(i++, policy.initial().toMillis());

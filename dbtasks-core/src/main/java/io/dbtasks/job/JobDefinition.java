@@ -2,6 +2,7 @@ package io.dbtasks.job;
 
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.StoredText;
+import io.dbtasks.TaskOptions;
 import io.dbtasks.schedule.Trigger;
 import java.time.Duration;
 import java.util.Objects;
@@ -11,6 +12,10 @@ import org.jspecify.annotations.Nullable;
  * A job definition as written by its owner: what to call, with which arguments, under which
  * business type and id, how to retry, and optionally when (a cron). Immutable; build one with
  * {@link #builder(String)}.
+ *
+ * <p>A run's task takes this definition's {@link #options()}: its queue, max attempts and retry
+ * policy, stored with the definition. A job stores no priority or timeout, so its tasks take the
+ * engine's defaults for them; {@link Builder#options(TaskOptions)} refuses options that set either.
  *
  * @param code the unique code the job is run by, 1 to 200 characters
  * @param name a display name, 1 to 200 characters
@@ -46,9 +51,17 @@ public record JobDefinition(
         boolean enabled) {
     /** The longest code, name, business type, business id or queue accepted. */
     public static final int MAX_NAME_LENGTH = 200;
-    /** Attempts per run when the definition does not say (two retries after the first attempt). */
-    public static final int DEFAULT_MAX_ATTEMPTS = 3;
-    /** The backoff when the definition does not say: a fixed 60 seconds. */
+    /**
+     * Attempts per run when the definition does not say (two retries after the first attempt): the
+     * engine's built-in {@link TaskOptions#DEFAULT_MAX_ATTEMPTS}. Stored with the definition, so a
+     * run keeps it whatever {@code DbTasks.Builder.defaultMaxAttempts} says.
+     */
+    public static final int DEFAULT_MAX_ATTEMPTS = TaskOptions.DEFAULT_MAX_ATTEMPTS;
+    /**
+     * The backoff when the definition does not say: a fixed 60 seconds, stored with the definition.
+     * It is a job's own default, not the engine's {@link RetryPolicy#DEFAULT}: a job's runs are
+     * business operations retried at a steady pace.
+     */
     public static final RetryPolicy DEFAULT_RETRY = RetryPolicy.fixed(Duration.ofSeconds(60));
 
     /**
@@ -116,6 +129,14 @@ public record JobDefinition(
      */
     public static Builder builder(String code) {
         return new Builder(code);
+    }
+
+    /**
+     * @return the options of a run's task: this definition's queue ({@code null} for the default),
+     *     max attempts and retry policy; priority and timeout {@code null} (the engine's defaults)
+     */
+    public TaskOptions options() {
+        return new TaskOptions(queue, null, maxAttempts, retryPolicy, null);
     }
 
     /** @return a builder holding this definition's fields, to change some */
@@ -225,6 +246,30 @@ public record JobDefinition(
          */
         public Builder queue(@Nullable String queue) {
             this.queue = queue;
+            return this;
+        }
+
+        /**
+         * Sets the queue, max attempts and retry policy at once. A field unset in {@code options}
+         * takes the default: the engine's default queue, {@value JobDefinition#DEFAULT_MAX_ATTEMPTS}
+         * attempts, {@link JobDefinition#DEFAULT_RETRY}.
+         *
+         * @param options the options; priority and timeout must be unset
+         * @return this
+         * @throws IllegalArgumentException if {@code options} sets a priority or a timeout, which a
+         *     job does not store
+         * @throws NullPointerException if {@code options} is {@code null}
+         */
+        public Builder options(TaskOptions options) {
+            Objects.requireNonNull(options, "options");
+            if (options.priority() != null || options.timeout() != null) {
+                throw new IllegalArgumentException("a job stores its queue, max attempts and retry policy only;"
+                        + " leave priority and timeout unset in its options (got priority " + options.priority()
+                        + ", timeout " + options.timeout() + "): its tasks take the engine's defaults for them");
+            }
+            this.queue = options.queue();
+            this.maxAttempts = options.maxAttempts() != null ? options.maxAttempts() : DEFAULT_MAX_ATTEMPTS;
+            this.retryPolicy = options.retryPolicy() != null ? options.retryPolicy() : DEFAULT_RETRY;
             return this;
         }
 

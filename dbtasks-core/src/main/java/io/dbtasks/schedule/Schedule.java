@@ -1,6 +1,7 @@
 package io.dbtasks.schedule;
 
 import io.dbtasks.TaskKind;
+import io.dbtasks.TaskOptions;
 import io.dbtasks.TaskRequest;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +17,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each slot enqueues one task with the idempotency key {@link #slotKey(String, Instant)}, the
  * schedule's name as task name, the slot's ISO-8601 instant as reference and the slot as due time.
+ *
+ * <p>Of a task's {@linkplain #options() options} a schedule honours the queue, the priority and
+ * the max attempts, which it stores; it stores no retry policy or timeout, so its tasks take the
+ * engine's defaults for them, and {@link Builder#options(TaskOptions)} refuses options that set
+ * either.
  *
  * <p>Immutable and thread-safe. The payload is held as given and written as JSON when the schedule
  * is stored; equality compares it with {@link Object#equals}.
@@ -36,9 +42,7 @@ public final class Schedule {
     private final Trigger trigger;
     private final String kind;
     private final @Nullable Object payload;
-    private final String queue;
-    private final int priority;
-    private final @Nullable Integer maxAttempts;
+    private final TaskOptions options;
     private final MissedSlots missedSlots;
     private final Duration misfireThreshold;
     private final @Nullable Instant startAt;
@@ -48,9 +52,7 @@ public final class Schedule {
         this.trigger = b.trigger;
         this.kind = b.kind;
         this.payload = b.payload;
-        this.queue = b.queue;
-        this.priority = b.priority;
-        this.maxAttempts = b.maxAttempts;
+        this.options = b.options;
         this.missedSlots = b.missedSlots;
         this.misfireThreshold = b.misfireThreshold;
         this.startAt = b.startAt;
@@ -151,24 +153,33 @@ public final class Schedule {
     }
 
     /**
-     * @return the queue of each slot's task
+     * @return the options of each slot's task as given: queue, priority and max attempts, each {@code
+     *     null} for the engine's default; retry policy and timeout always {@code null}
      */
-    public String queue() {
-        return queue;
+    public TaskOptions options() {
+        return options;
     }
 
     /**
-     * @return the priority of each slot's task (higher first)
+     * @return the queue of each slot's task; {@value TaskOptions#DEFAULT_QUEUE} when not given
+     */
+    public String queue() {
+        return options.queue() != null ? options.queue() : TaskOptions.DEFAULT_QUEUE;
+    }
+
+    /**
+     * @return the priority of each slot's task (higher first); {@value TaskOptions#DEFAULT_PRIORITY}
+     *     when not given
      */
     public int priority() {
-        return priority;
+        return options.priority() != null ? options.priority() : TaskOptions.DEFAULT_PRIORITY;
     }
 
     /**
      * @return the attempts each slot's task gets, or {@code null} for the engine's default
      */
     public @Nullable Integer maxAttempts() {
-        return maxAttempts;
+        return options.maxAttempts();
     }
 
     /**
@@ -201,9 +212,9 @@ public final class Schedule {
                 && s.trigger.equals(trigger)
                 && s.kind.equals(kind)
                 && Objects.equals(s.payload, payload)
-                && s.queue.equals(queue)
-                && s.priority == priority
-                && Objects.equals(s.maxAttempts, maxAttempts)
+                && s.queue().equals(queue())
+                && s.priority() == priority()
+                && Objects.equals(s.maxAttempts(), maxAttempts())
                 && s.missedSlots.equals(missedSlots)
                 && s.misfireThreshold.equals(misfireThreshold)
                 && Objects.equals(s.startAt, startAt);
@@ -211,12 +222,12 @@ public final class Schedule {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, trigger, kind, queue);
+        return Objects.hash(name, trigger, kind, queue());
     }
 
     @Override
     public String toString() {
-        return "Schedule[" + name + ", " + trigger + ", kind " + kind + ", queue " + queue + ", missed slots "
+        return "Schedule[" + name + ", " + trigger + ", kind " + kind + ", queue " + queue() + ", missed slots "
                 + missedSlots + "]";
     }
 
@@ -226,9 +237,7 @@ public final class Schedule {
         private final Trigger trigger;
         private @Nullable String kind;
         private @Nullable Object payload;
-        private String queue = TaskRequest.DEFAULT_QUEUE;
-        private int priority;
-        private @Nullable Integer maxAttempts;
+        private TaskOptions options = TaskOptions.DEFAULTS;
         private MissedSlots missedSlots = MissedSlots.runLatest();
         private Duration misfireThreshold = DEFAULT_MISFIRE_THRESHOLD;
         private @Nullable Instant startAt;
@@ -279,7 +288,7 @@ public final class Schedule {
          * @throws InvalidScheduleException if the queue name is out of range
          */
         public Builder queue(String queue) {
-            this.queue = requireName(queue, "queue");
+            this.options = options.withQueue(requireName(queue, "queue"));
             return this;
         }
 
@@ -288,7 +297,7 @@ public final class Schedule {
          * @return this
          */
         public Builder priority(int priority) {
-            this.priority = priority;
+            this.options = options.withPriority(priority);
             return this;
         }
 
@@ -301,7 +310,33 @@ public final class Schedule {
             if (maxAttempts < 1) {
                 throw new InvalidScheduleException("maxAttempts must be at least 1, got " + maxAttempts);
             }
-            this.maxAttempts = maxAttempts;
+            this.options = options.withMaxAttempts(maxAttempts);
+            return this;
+        }
+
+        /**
+         * Sets the queue, priority and max attempts of each slot's task at once; a field unset in
+         * {@code options} takes the engine's default.
+         *
+         * @param options the options; retry policy and timeout must be unset
+         * @return this
+         * @throws InvalidScheduleException (an {@link IllegalArgumentException}) if {@code options}
+         *     sets a retry policy or a timeout, which a schedule does not store, or its queue is out
+         *     of range
+         * @throws NullPointerException if {@code options} is {@code null}
+         */
+        public Builder options(TaskOptions options) {
+            Objects.requireNonNull(options, "options");
+            if (options.retryPolicy() != null || options.timeout() != null) {
+                throw new InvalidScheduleException("a schedule stores the queue, priority and max attempts of its"
+                        + " tasks only; leave retryPolicy and timeout unset in its options (got retryPolicy "
+                        + options.retryPolicy() + ", timeout " + options.timeout()
+                        + "): its tasks take the engine's defaults for them");
+            }
+            if (options.queue() != null) {
+                requireName(options.queue(), "queue");
+            }
+            this.options = options;
             return this;
         }
 

@@ -73,13 +73,9 @@ public final class JdbcBatches implements Batches {
                     for (int chunk = from; chunk < to; chunk++) {
                         TaskRequest.Builder b = TaskRequest.builder(KIND_PREFIX + r.kind())
                                 .payload(new ChunkPayload(batchId, chunk))
-                                .queue(r.queue())
-                                .retryPolicy(r.retryPolicy())
+                                .options(r.options())
                                 .name(r.name() == null ? r.kind() + " chunk " + chunk : r.name() + " chunk " + chunk)
                                 .reference("batch:" + batchId);
-                        if (r.maxAttempts() != null) {
-                            b.maxAttempts(r.maxAttempts());
-                        }
                         requests.add(b.build());
                     }
                     List<EnqueueResult> results = enqueue.apply(c, requests);

@@ -568,9 +568,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
                 d.arguments());
         return TaskRequest.builder(KIND)
                 .payload(payload)
-                .queue(d.queue())
-                .maxAttempts(d.maxAttempts())
-                .retryPolicy(d.retryPolicy())
+                .options(d.options())
                 .name(d.code())
                 .reference(d.businessId())
                 .build();

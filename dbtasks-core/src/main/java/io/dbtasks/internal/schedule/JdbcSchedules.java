@@ -3,6 +3,7 @@ package io.dbtasks.internal.schedule;
 import io.dbtasks.Page;
 import io.dbtasks.internal.HandlerRegistry;
 import io.dbtasks.internal.Jdbc;
+import io.dbtasks.internal.TaskDefaults;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.schedule.Schedule;
 import io.dbtasks.schedule.ScheduleExistsException;
@@ -297,7 +298,7 @@ public final class JdbcSchedules implements Schedules {
             ps.setNull(i++, Types.BIGINT);
         }
         ps.setString(i++, s.kind());
-        ps.setString(i++, s.queue());
+        ps.setString(i++, TaskDefaults.queue(s.options().queue()));
         ps.setString(i++, payload);
         ps.setInt(i++, s.priority());
         if (s.maxAttempts() != null) {
