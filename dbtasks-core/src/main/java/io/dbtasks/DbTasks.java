@@ -61,7 +61,7 @@ public final class DbTasks implements AutoCloseable {
     /** Workers per queue when the builder names no queues. */
     public static final int DEFAULT_CONCURRENCY = 4;
     /** Attempts a task gets when its request does not say. */
-    public static final int DEFAULT_MAX_ATTEMPTS = 3;
+    public static final int DEFAULT_MAX_ATTEMPTS = TaskOptions.DEFAULT_MAX_ATTEMPTS;
     /** How long a claim holds a task before another worker may rescue it. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     /** How often an idle worker looks for due tasks (sooner when woken by a local enqueue). */

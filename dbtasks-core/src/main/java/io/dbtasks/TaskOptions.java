@@ -42,7 +42,7 @@ public record TaskOptions(
     public static final int DEFAULT_PRIORITY = 0;
 
     /** The attempts a task gets when neither its options nor {@code DbTasks.Builder} say. */
-    public static final int DEFAULT_MAX_ATTEMPTS = DbTasks.DEFAULT_MAX_ATTEMPTS;
+    public static final int DEFAULT_MAX_ATTEMPTS = 3;
 
     /** Options with every field unset: each takes the engine's default. */
     public static final TaskOptions DEFAULTS = new TaskOptions(null, null, null, null, null);
