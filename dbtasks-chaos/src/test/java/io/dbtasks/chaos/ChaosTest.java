@@ -6,6 +6,10 @@ import io.dbtasks.chaos.ChaosRun.Fault;
 import io.dbtasks.testing.OwnPostgres;
 import io.dbtasks.testing.PgBouncer;
 import io.dbtasks.testing.TestDatabase;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -76,6 +80,52 @@ class ChaosTest {
             assertClean(r, Fault.ONE_SERVER, Math.min(TASKS, 1000), Math.min(FAULTS, 1));
             report("postgresql behind pgbouncer (" + poolMode + " mode)", r);
         }
+    }
+
+    /**
+     * PgBouncer in transaction mode on 127.0.0.2 on the same port number as the run's own
+     * PostgreSQL on 127.0.0.1 (a sidecar's 5432 in front of 5432), the plain JDBC URL, transaction
+     * pooling not declared: the engines (Flyway's first migration included) must find the pooler
+     * themselves. Each worker's TCP proxy serves that port too (127.0.0.3, ...), so every URL carries
+     * the server's port number. Skipped with the reason where pgbouncer is missing or 127.0.0.2
+     * cannot be bound.
+     */
+    @Test
+    void postgresqlBehindPgBouncerOnTheSamePortUndeclared() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "postgresql is not in dbtasks.test.databases");
+        if (PgBouncer.binary().isEmpty()) {
+            skip("pgbouncer is not installed (Debian package pgbouncer): the same-port PgBouncer chaos run is"
+                    + " skipped");
+        }
+        for (int i = 2; i < 3 + WORKERS; i++) {
+            String address = "127.0.0." + i;
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress(InetAddress.getByName(address), 0));
+            } catch (IOException e) {
+                skip(address + " cannot be bound (" + e.getMessage() + "): the same-port PgBouncer chaos run is"
+                        + " skipped");
+            }
+        }
+        int tasks = Math.min(TASKS, 1000);
+        int faults = Math.min(FAULTS, 1);
+        try (OwnPostgres pg = OwnPostgres.start(List.of("max_connections=200"))) {
+            pg.createDatabase("chaos");
+            try (PgBouncer bouncer =
+                    PgBouncer.start(pg.url("chaos"), "transaction", 20, "127.0.0.2", pg.port(), List.of())) {
+                Map<String, Long> r = new ChaosRun(
+                                "pgbouncer-same-port", bouncer.jdbcUrl(), pg, tasks, WORKERS, faults, Fault.ONE_SERVER)
+                        .transactionPooling(null)
+                        .proxiesOnTheSamePort("127.0.0")
+                        .run(List.of());
+                assertClean(r, Fault.ONE_SERVER, tasks, faults);
+                report("postgresql behind pgbouncer on the same port (transaction mode, undeclared)", r);
+            }
+        }
+    }
+
+    private static void skip(String reason) {
+        System.out.println("chaos: " + reason);
+        Assumptions.abort(reason);
     }
 
     private static PgBouncer startBouncer(OwnPostgres pg, String poolMode) throws Exception {

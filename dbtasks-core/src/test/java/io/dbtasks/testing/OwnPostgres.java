@@ -3,6 +3,7 @@ package io.dbtasks.testing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -164,6 +165,21 @@ public final class OwnPostgres implements AutoCloseable {
                         "-o",
                         String.join(" ", options))),
                 150);
+    }
+
+    /**
+     * @param text what to look for
+     * @return lines of the server's log (all its starts and restarts) containing {@code text}
+     * @throws IOException if the log cannot be read
+     */
+    public long logLinesContaining(String text) throws IOException {
+        Path log = data.resolve("postgres.log");
+        if (!Files.exists(log)) {
+            return 0;
+        }
+        try (Stream<String> lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {
+            return lines.filter(l -> l.contains(text)).count();
+        }
     }
 
     /** @return whether the postmaster is running ({@code pg_ctl status}) */

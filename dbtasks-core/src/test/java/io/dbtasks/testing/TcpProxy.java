@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TcpProxy implements AutoCloseable {
     private final String targetHost;
     private final int targetPort;
+    private final InetAddress listenAddress;
     private final int port;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket server;
@@ -30,16 +31,31 @@ public final class TcpProxy implements AutoCloseable {
      * @throws IOException if no local port can be bound
      */
     public TcpProxy(String targetHost, int targetPort) throws IOException {
+        this(targetHost, targetPort, InetAddress.getLoopbackAddress(), 0);
+    }
+
+    /**
+     * A proxy on a chosen local address and port: another loopback address ({@code 127.0.0.3},
+     * ...) can serve the same port number as the database, so that clients see the server's port.
+     *
+     * @param targetHost where the database listens
+     * @param targetPort its port
+     * @param listenAddress the local address to listen on
+     * @param listenPort the port to listen on, 0 for a free one
+     * @throws IOException if the address and port cannot be bound
+     */
+    public TcpProxy(String targetHost, int targetPort, InetAddress listenAddress, int listenPort) throws IOException {
         this.targetHost = targetHost;
         this.targetPort = targetPort;
-        ServerSocket s = bind(0);
+        this.listenAddress = listenAddress;
+        ServerSocket s = bind(listenAddress, listenPort);
         this.port = s.getLocalPort();
         accept(s);
     }
 
     /** @return {@code jdbcUrl} with its {@code //host:port/} replaced by this proxy's */
     public String rewrite(String jdbcUrl) {
-        return jdbcUrl.replaceFirst("//[^/]+/", "//127.0.0.1:" + port + "/");
+        return jdbcUrl.replaceFirst("//[^/]+/", "//" + listenAddress.getHostAddress() + ":" + port + "/");
     }
 
     /** Closes every proxied connection and refuses new ones until {@link #restore()}. */
@@ -59,7 +75,7 @@ public final class TcpProxy implements AutoCloseable {
     public synchronized void restore() throws IOException {
         frozen = false;
         if (server == null) {
-            accept(bind(port));
+            accept(bind(listenAddress, port));
         }
     }
 
@@ -73,10 +89,10 @@ public final class TcpProxy implements AutoCloseable {
         cut();
     }
 
-    private static ServerSocket bind(int port) throws IOException {
+    private static ServerSocket bind(InetAddress address, int port) throws IOException {
         ServerSocket s = new ServerSocket();
         s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        s.bind(new InetSocketAddress(address, port));
         return s;
     }
 
