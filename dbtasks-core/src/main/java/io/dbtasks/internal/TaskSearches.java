@@ -254,6 +254,11 @@ public final class TaskSearches {
         if (q.reference() != null) {
             w.add("reference = ?");
             args.add(q.reference());
+            Optional<String> exact = dialect.exactTextRecheck("reference");
+            if (exact.isPresent()) {
+                w.add(exact.get());
+                args.add(q.reference());
+            }
         }
         if (q.createdFrom() != null || q.createdTo() != null) {
             long[] bounds = idBounds(c, q.createdFrom(), q.createdTo());
