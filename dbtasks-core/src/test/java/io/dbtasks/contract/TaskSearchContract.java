@@ -214,6 +214,20 @@ public abstract class TaskSearchContract extends EngineHarness {
                 .isEmpty();
     }
 
+    /** A payload path may name a field that reads as an SQL word, such as {@code null}. */
+    @Test
+    void payloadPathFieldsNamedLikeSqlWordsAreFieldNames() {
+        tasks = producer();
+        long named = tasks.enqueue(TaskRequest.builder("search.words")
+                        .payload(Map.of("meta", Map.of("null", "x", "NULL", "y")))
+                        .build())
+                .task()
+                .id();
+
+        assertThat(ids(q().payload(List.of("meta", "null"), "x").build())).containsExactly(named);
+        assertThat(ids(q().payload(List.of("meta", "NULL"), "y").build())).containsExactly(named);
+    }
+
     @Test
     void searchReturnsFullTasksAndSummariesTheListedFields() {
         tasks = producer();
