@@ -326,7 +326,9 @@ final class Completions {
         }
         List<Outcome> held = new ArrayList<>(list.size());
         for (Outcome o : list) {
-            long[] row = running.remove(o.task().id()); // removed: a second attempt of one task never holds
+            // Only the attempt whose token the row holds settles: a stale attempt of the same task in
+            // the batch, before or after it, finds another token and is left out.
+            long[] row = running.get(o.task().id());
             if (row != null && row[0] == o.token()) {
                 boolean cancelRequested = row[1] == 1;
                 held.add(cancelRequested && o.cancelledInstead() != null ? o.cancelledInstead() : o);

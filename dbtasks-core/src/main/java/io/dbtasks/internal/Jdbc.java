@@ -80,6 +80,37 @@ public final class Jdbc {
         });
     }
 
+    /** How much longer than a statement's own time limit its connection waits for the database. */
+    static final Duration OWN_LIMIT_MARGIN = Duration.ofSeconds(5);
+
+    /**
+     * As {@link #withConnection(String, Work)} for work whose statements carry their own time limit
+     * ({@link java.sql.Statement#setQueryTimeout}), which may be longer than the statement timeout:
+     * the connection then waits that long plus {@link #OWN_LIMIT_MARGIN}, so the statement is
+     * cancelled by its limit rather than its connection aborted as stalled.
+     *
+     * @param what what the work does, for error messages
+     * @param ownLimit the statements' own time limit, or {@code null} for none (the statement
+     *     timeout applies)
+     * @param work the work
+     * @return what {@code work} returned
+     * @throws DbTasksException if {@code work} throws an {@link SQLException}
+     */
+    public <T> T withConnection(String what, Duration ownLimit, Work<T> work) {
+        int millis = timeoutMillis;
+        if (ownLimit != null && timeoutMillis > 0) {
+            millis = (int) Math.min(
+                    Integer.MAX_VALUE,
+                    Math.max(timeoutMillis, ownLimit.plus(OWN_LIMIT_MARGIN).toMillis()));
+        }
+        return borrow(what, millis, c -> {
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true);
+            }
+            return work.run(c);
+        });
+    }
+
     /** Runs {@code work} in one transaction: committed if it returns, rolled back if it throws. */
     public <T> T inTransaction(String what, Work<T> work) {
         return borrow(what, c -> inTransaction(c, work));
@@ -141,11 +172,16 @@ public final class Jdbc {
      * @throws DbTasksException if {@code work} throws an {@link SQLException}
      */
     <T> T borrow(String what, Work<T> work) {
+        return borrow(what, timeoutMillis, work);
+    }
+
+    /** {@link #borrow(String, Work)} with a network timeout of {@code networkTimeoutMillis} (0: none). */
+    private <T> T borrow(String what, int networkTimeoutMillis, Work<T> work) {
         try (Connection c = dataSource.getConnection()) {
             int previous = networkTimeout(c);
             try {
-                if (timeoutMillis > 0 && previous >= 0) {
-                    c.setNetworkTimeout(ABORT_EXECUTOR, timeoutMillis);
+                if (networkTimeoutMillis > 0 && previous >= 0) {
+                    c.setNetworkTimeout(ABORT_EXECUTOR, networkTimeoutMillis);
                 }
                 if (sessionSetup != null) {
                     setUp(c);
@@ -166,7 +202,7 @@ public final class Jdbc {
                 throw failure;
             }
             if (isStall(e)) {
-                String message = what + " stalled longer than statementTimeout (" + timeoutMillis
+                String message = what + " stalled longer than statementTimeout (" + networkTimeoutMillis
                         + " ms) and was aborted; the database or the network to it is hanging: " + e.getMessage();
                 log.warn(message);
                 health.failure(message);

@@ -83,7 +83,7 @@ public final class TaskSearches {
     private <T> TaskSlice<T> slice(
             TaskQuery query, int size, String columns, Reader<T> reader, ToLongFunction<T> idOf) {
         checkSize(size);
-        return jdbc.withConnection("Search tasks", c -> {
+        return jdbc.withConnection("Search tasks", query.timeout(), c -> {
             if (inJava(query)) {
                 return scanPayloads(c, query, size, columns, reader, idOf);
             }
@@ -147,7 +147,7 @@ public final class TaskSearches {
     public TaskIds ids(TaskQuery query, int size) {
         checkSize(size);
         boolean inJava = inJava(query);
-        return jdbc.withConnection("Walk task ids", c -> {
+        return jdbc.withConnection("Walk task ids", query.timeout(), c -> {
             Predicate<String> matches = inJava ? payloadMatcher(query.payloadPath(), query.payloadValue()) : p -> true;
             Statement s = statement(c, query, query.before(), !inJava);
             s.args.add(size);
@@ -185,7 +185,7 @@ public final class TaskSearches {
             } while (q != null);
             return n;
         }
-        return jdbc.withConnection("Count tasks", c -> {
+        return jdbc.withConnection("Count tasks", query.timeout(), c -> {
             Statement s = statement(c, query, query.before(), true);
             try (PreparedStatement ps = prepare(c, query, "SELECT COUNT(*) FROM " + s.source + s.where)) {
                 bind(ps, s.args);
@@ -254,6 +254,11 @@ public final class TaskSearches {
         if (q.reference() != null) {
             w.add("reference = ?");
             args.add(q.reference());
+            Optional<String> exact = dialect.exactTextRecheck("reference");
+            if (exact.isPresent()) {
+                w.add(exact.get());
+                args.add(q.reference());
+            }
         }
         if (q.createdFrom() != null || q.createdTo() != null) {
             long[] bounds = idBounds(c, q.createdFrom(), q.createdTo());

@@ -164,6 +164,70 @@ public abstract class TaskSearchContract extends EngineHarness {
         assertThat(tasks.count(all)).isEqualTo(1);
     }
 
+    /**
+     * A reference and a payload value match as exact strings on every database: not by case, not
+     * with trailing spaces, and a JSON null is no value.
+     */
+    @Test
+    void referencesAndPayloadValuesMatchAsExactStrings() {
+        tasks = producer();
+        long upper = tasks.enqueue(TaskRequest.builder("search.exact")
+                        .reference("Order-7")
+                        .payload(Map.of("customer", "Acme"))
+                        .build())
+                .task()
+                .id();
+        long lower = tasks.enqueue(TaskRequest.builder("search.exact")
+                        .reference("order-7")
+                        .payload(Map.of("customer", "acme"))
+                        .build())
+                .task()
+                .id();
+        long padded = tasks.enqueue(TaskRequest.builder("search.exact")
+                        .reference("Order-7 ")
+                        .payload(Map.of("customer", "Acme "))
+                        .build())
+                .task()
+                .id();
+        Map<String, Object> nullCustomer = new java.util.HashMap<>();
+        nullCustomer.put("customer", null);
+        long none = tasks.enqueue(TaskRequest.builder("search.exact")
+                        .payload(nullCustomer)
+                        .build())
+                .task()
+                .id();
+
+        assertThat(ids(q().reference("Order-7").build())).containsExactly(upper);
+        assertThat(ids(q().reference("order-7").build())).containsExactly(lower);
+        assertThat(ids(q().kind("search.exact")
+                        .payload(List.of("customer"), "Acme")
+                        .build()))
+                .containsExactly(upper);
+        assertThat(ids(q().kind("search.exact")
+                        .payload(List.of("customer"), "Acme ")
+                        .build()))
+                .containsExactly(padded);
+        assertThat(ids(q().kind("search.exact")
+                        .payload(List.of("customer"), "null")
+                        .build()))
+                .as("task %d has a JSON null there, no value", none)
+                .isEmpty();
+    }
+
+    /** A payload path may name a field that reads as an SQL word, such as {@code null}. */
+    @Test
+    void payloadPathFieldsNamedLikeSqlWordsAreFieldNames() {
+        tasks = producer();
+        long named = tasks.enqueue(TaskRequest.builder("search.words")
+                        .payload(Map.of("meta", Map.of("null", "x", "NULL", "y")))
+                        .build())
+                .task()
+                .id();
+
+        assertThat(ids(q().payload(List.of("meta", "null"), "x").build())).containsExactly(named);
+        assertThat(ids(q().payload(List.of("meta", "NULL"), "y").build())).containsExactly(named);
+    }
+
     @Test
     void searchReturnsFullTasksAndSummariesTheListedFields() {
         tasks = producer();

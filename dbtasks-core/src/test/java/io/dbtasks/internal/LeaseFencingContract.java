@@ -418,6 +418,54 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(w.queries().attempts(ids[3])).isEmpty();
     }
 
+    /**
+     * A batch may hold two attempts of one task: one whose lease expired and was rescued, and the
+     * attempt of the claim after it. Whatever their order, the current one is recorded.
+     */
+    @Test
+    void batchWithAStaleAndACurrentAttemptOfOneTaskRecordsTheCurrentOne() {
+        Worker w = worker("w");
+        long succeeding = enqueue(w, 3);
+        Task staleSuccess = claimOne(w);
+        long failing = enqueue(w, 3);
+        Task staleFailure = claimOne(w);
+        expireLease(succeeding);
+        expireLease(failing);
+        assertThat(w.leases().rescueExpired()).isEqualTo(2);
+        List<TaskRows.Claimed> again = w.leases().claim(QUEUE, 10);
+        assertThat(again).hasSize(2);
+        Task freshSuccess = again.stream()
+                .map(TaskRows.Claimed::task)
+                .filter(t -> t.id() == succeeding)
+                .findFirst()
+                .orElseThrow();
+        Task freshFailure = again.stream()
+                .map(TaskRows.Claimed::task)
+                .filter(t -> t.id() == failing)
+                .findFirst()
+                .orElseThrow();
+
+        Set<Long> recorded = w.completions()
+                .succeedAll(
+                        List.of(new Completions.Success(staleSuccess, 1), new Completions.Success(freshSuccess, 1)));
+        RuntimeException boom = new IllegalStateException("boom");
+        Map<Long, TaskStatus> written = w.completions()
+                .settleFailures(List.of(
+                        new Completions.Failure(staleFailure, AttemptOutcome.FAILED, boom, Duration.ofHours(1), 1),
+                        new Completions.Failure(freshFailure, AttemptOutcome.FAILED, boom, Duration.ofHours(1), 1)));
+
+        assertThat(recorded).containsExactly(freshSuccess.fencingToken());
+        assertThat(row(w, succeeding).status()).isEqualTo(TaskStatus.SUCCEEDED);
+        assertThat(w.queries().attempts(succeeding))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
+        assertThat(written).containsOnly(Map.entry(freshFailure.fencingToken(), TaskStatus.PENDING));
+        assertThat(row(w, failing).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(w.queries().attempts(failing))
+                .extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.FAILED);
+    }
+
     @Test
     void settledAttemptCannotBeSettledTwice() {
         Worker w = worker("w");

@@ -425,6 +425,17 @@ public interface Dialect {
         return Optional.empty();
     }
 
+    /**
+     * A further condition that makes {@code column = ?} an exact comparison of code points where the
+     * column's collation is not one; the plain equality still selects through the column's index.
+     *
+     * @param column a text column
+     * @return the condition, binding the same value once more, or empty where equality is exact
+     */
+    default Optional<String> exactTextRecheck(String column) {
+        return Optional.empty();
+    }
+
     /** @return whether {@link #payloadSql} answers (the database has JSON path functions) */
     default boolean searchesPayloadsInSql() {
         return false;

@@ -180,8 +180,19 @@ public final class MariaDbDialect implements Dialect {
         for (String seg : path) {
             p.append(seg.matches("[0-9]+") ? "[" + seg + "]" : ".\"" + seg + "\"");
         }
+        // As on PostgreSQL and H2: code points compared without padding, and a JSON null is no value.
         return Optional.of(new PayloadSql(
-                "dbtasks_task", List.of(), "JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) = ?", List.of(p.toString(), value)));
+                "dbtasks_task",
+                List.of(),
+                "JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) COLLATE utf8mb4_nopad_bin = ?"
+                        + " AND JSON_TYPE(JSON_EXTRACT(payload, ?)) <> 'NULL'",
+                List.of(p.toString(), value, p.toString())));
+    }
+
+    /** The reference column keeps the server's collation, which ignores case and trailing spaces. */
+    @Override
+    public Optional<String> exactTextRecheck(String column) {
+        return Optional.of(column + " COLLATE utf8mb4_nopad_bin = ?");
     }
 
     @Override

@@ -344,7 +344,8 @@ public final class PostgresDialect implements Dialect {
             args.addAll(containment);
         }
         condition.append("payload::jsonb #>> ?::text[] = ?");
-        args.add("{" + String.join(",", path) + "}");
+        // Each element quoted: unquoted, NULL in an array literal is an SQL null, not a field name.
+        args.add("{\"" + String.join("\",\"", path) + "\"}");
         args.add(value);
         return Optional.of(new PayloadSql(source, sourceArgs, condition.toString(), args));
     }
