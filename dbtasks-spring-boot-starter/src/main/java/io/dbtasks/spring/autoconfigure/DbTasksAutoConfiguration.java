@@ -8,12 +8,12 @@ import io.dbtasks.spring.KindHandler;
 import io.dbtasks.spring.RunOnce;
 import io.dbtasks.spring.actuator.TaskObservations;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -72,7 +72,7 @@ public class DbTasksAutoConfiguration {
             ObjectProvider<JsonMapper> jsonMapper,
             ObjectProvider<DbTasksBuilderCustomizer> customizers,
             ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
-        DbTasks.Builder builder = DbTasks.builder(dataSource(dbTasksDataSource, dataSource));
+        DbTasks.Builder builder = DbTasks.builder(dataSource(beanFactory, dbTasksDataSource, dataSource));
         applyProperties(builder, properties);
         jsonMapper.ifUnique(builder::jsonMapper);
         registerHandlers(builder, beanFactory, observations(properties, observations));
@@ -97,23 +97,25 @@ public class DbTasksAutoConfiguration {
     /**
      * The DataSource the engine stores its tasks in.
      *
-     * @param marked the DataSource marked {@code @DbTasksDataSource}, if a bean is
+     * @param beanFactory to name the marked DataSource beans in an error
+     * @param marked the DataSources marked {@code @DbTasksDataSource}, if a bean is
      * @param any the application's single or primary DataSource
      * @return the marked one, else the single or primary one
-     * @throws IllegalStateException if more than one DataSource bean is marked
+     * @throws IllegalStateException if more than one DataSource bean is marked, one of them primary
+     *     or not
      */
-    static DataSource dataSource(ObjectProvider<DataSource> marked, ObjectProvider<DataSource> any) {
-        DataSource dataSource;
-        try {
-            dataSource = marked.getIfAvailable();
-        } catch (NoUniqueBeanDefinitionException e) {
-            throw new IllegalStateException(
-                    "more than one DataSource bean is marked @DbTasksDataSource: "
-                            + e.getBeanNamesFound()
-                            + "; mark only the one dbtasks stores its tasks in",
-                    e);
+    static DataSource dataSource(
+            ListableBeanFactory beanFactory, ObjectProvider<DataSource> marked, ObjectProvider<DataSource> any) {
+        // All the marked candidates, not getIfAvailable(): that one picks a primary among several.
+        List<DataSource> candidates = marked.stream().toList();
+        if (candidates.size() > 1) {
+            List<String> names = Arrays.stream(beanFactory.getBeanNamesForType(DataSource.class))
+                    .filter(name -> beanFactory.findAnnotationOnBean(name, DbTasksDataSource.class) != null)
+                    .toList();
+            throw new IllegalStateException("more than one DataSource bean is marked @DbTasksDataSource: " + names
+                    + "; mark only the one dbtasks stores its tasks in");
         }
-        return dataSource != null ? dataSource : any.getObject();
+        return candidates.isEmpty() ? any.getObject() : candidates.get(0);
     }
 
     static TaskObservations observations(

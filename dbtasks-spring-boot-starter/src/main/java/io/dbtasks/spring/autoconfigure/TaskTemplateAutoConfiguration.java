@@ -5,6 +5,7 @@ import io.dbtasks.spring.DbTasksDataSource;
 import io.dbtasks.spring.TaskTemplate;
 import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -26,6 +27,7 @@ public class TaskTemplateAutoConfiguration {
      * @param dbTasks the engine
      * @param dbTasksDataSource the DataSource marked {@code @DbTasksDataSource}, if a bean is
      * @param dataSource the application's single (or primary) DataSource, used when none is marked
+     * @param beanFactory to name the marked DataSource beans in an error
      * @param properties for {@code dbtasks.tracing.enabled}
      * @param observations the observation registry, if any
      * @return the template
@@ -37,12 +39,13 @@ public class TaskTemplateAutoConfiguration {
             DbTasks dbTasks,
             @DbTasksDataSource ObjectProvider<DataSource> dbTasksDataSource,
             ObjectProvider<DataSource> dataSource,
+            ListableBeanFactory beanFactory,
             ObjectProvider<DbTasksProperties> properties,
             ObjectProvider<ObservationRegistry> observations) {
         DbTasksProperties p = properties.getIfAvailable(DbTasksProperties::new);
         return new TaskTemplate(
                 dbTasks,
-                DbTasksAutoConfiguration.dataSource(dbTasksDataSource, dataSource),
+                DbTasksAutoConfiguration.dataSource(beanFactory, dbTasksDataSource, dataSource),
                 DbTasksAutoConfiguration.observations(p, observations));
     }
 }

@@ -107,6 +107,23 @@ class DbTasksDataSourceTest {
         }
     }
 
+    /** Two DataSources both marked, one of them primary: still two marks, and no way to tell. */
+    @Configuration(proxyBeanMethods = false)
+    static class TwoMarkedOnePrimary {
+        @Bean
+        @Primary
+        @DbTasksDataSource
+        DataSource oneDataSource() {
+            return h2("one");
+        }
+
+        @Bean
+        @DbTasksDataSource
+        DataSource otherDataSource() {
+            return h2("other");
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void theEngineStoresAndRunsItsTasksInTheMarkedDataSourceOnly(TestDatabase database) {
@@ -176,6 +193,24 @@ class DbTasksDataSourceTest {
                     .hasMessageContaining("oneDataSource")
                     .hasMessageContaining("otherDataSource")
                     .hasMessageContaining("mark only the one");
+        });
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TestDatabase.class, names = "H2")
+    void twoMarkedDataSourcesFailTheStartupEvenWhenOneIsPrimary(TestDatabase database) {
+        runner(database).withUserConfiguration(TwoMarkedOnePrimary.class).run(context -> {
+            assertThat(context).hasFailed();
+            Throwable cause = context.getStartupFailure();
+            while (cause != null && !(cause instanceof IllegalStateException)) {
+                cause = cause.getCause();
+            }
+            assertThat(cause)
+                    .as("the startup failure's IllegalStateException")
+                    .isNotNull()
+                    .hasMessageContaining("more than one DataSource bean is marked @DbTasksDataSource")
+                    .hasMessageContaining("oneDataSource")
+                    .hasMessageContaining("otherDataSource");
         });
     }
 
