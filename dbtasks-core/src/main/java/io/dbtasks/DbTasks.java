@@ -7,11 +7,10 @@ import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.DeferredEngine;
 import io.dbtasks.internal.Engine;
 import io.dbtasks.internal.EngineConfig;
+import io.dbtasks.internal.EngineSettings;
 import io.dbtasks.internal.HandlerRegistry;
 import io.dbtasks.internal.batch.ChunkPayload;
 import io.dbtasks.internal.batch.ChunkTaskHandler;
-import io.dbtasks.internal.batch.JdbcBatches;
-import io.dbtasks.internal.job.JdbcJobDefinitions;
 import io.dbtasks.internal.job.JobCronHandler;
 import io.dbtasks.internal.job.JobCronPayload;
 import io.dbtasks.internal.job.JobTaskHandler;
@@ -36,8 +35,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
@@ -99,41 +98,15 @@ public final class DbTasks implements AutoCloseable {
     public static final Duration DEFAULT_UNCLAIMABLE_GRACE = Duration.ofMinutes(10);
 
     private final DeferredEngine engine;
-    private final JsonMapper mapper;
-    /** The job and batch stores, wired once the engine has reached its database. */
-    private volatile Wired wired;
+    /** The settings, known before the database is reached. */
+    private final EngineConfig config;
+    /** The registered handlers, known before the database is reached. */
+    private final HandlerRegistry handlers;
 
-    private record Wired(JobDefinitions jobs, Batches batches) {}
-
-    private DbTasks(DeferredEngine engine, JsonMapper mapper) {
+    private DbTasks(DeferredEngine engine, EngineConfig config, HandlerRegistry handlers) {
         this.engine = engine;
-        this.mapper = mapper;
-    }
-
-    private Wired wired() {
-        Wired w = wired;
-        if (w != null) {
-            return w;
-        }
-        synchronized (this) {
-            if (wired == null) {
-                Engine e = engine.ready();
-                JdbcJobDefinitions definitions = new JdbcJobDefinitions(
-                        e.jdbc(),
-                        e.dialect(),
-                        mapper,
-                        (c, requests) -> e.enqueuer().enqueue(c, requests),
-                        e.schedules());
-                Batches batches = new JdbcBatches(
-                        e.jdbc(),
-                        e.dialect(),
-                        mapper,
-                        (c, requests) -> e.enqueuer().enqueue(c, requests),
-                        id -> e.operations().retry(id, 1));
-                wired = new Wired(definitions, batches);
-            }
-            return wired;
-        }
+        this.config = config;
+        this.handlers = handlers;
     }
 
     /**
@@ -464,14 +437,14 @@ public final class DbTasks implements AutoCloseable {
      * @throws InvalidPayloadException if the JSON does not read as the kind's payload type
      */
     public void validate(String kind, @Nullable String payloadJson) {
-        engine.handlers().validate(kind, payloadJson);
+        handlers.validate(kind, payloadJson);
     }
 
     /**
      * @return the kinds with a registered handler
      */
     public Set<String> kinds() {
-        return engine.handlers().kinds();
+        return handlers.kinds();
     }
 
     /**
@@ -485,7 +458,7 @@ public final class DbTasks implements AutoCloseable {
         if (name == null) {
             return Optional.empty();
         }
-        HandlerRegistry.Registration<?> r = engine.handlers().find(name);
+        HandlerRegistry.Registration<?> r = handlers.find(name);
         return r == null ? Optional.empty() : Optional.of(TaskKind.of(r.kind(), r.payloadType()));
     }
 
@@ -607,7 +580,7 @@ public final class DbTasks implements AutoCloseable {
      * @return the definitions, thread-safe; the same instance on every call
      */
     public JobDefinitions jobs() {
-        return wired().jobs();
+        return engine.jobs();
     }
 
     /**
@@ -618,7 +591,7 @@ public final class DbTasks implements AutoCloseable {
      * @return the batches, thread-safe; the same instance on every call
      */
     public Batches batches() {
-        return wired().batches();
+        return engine.batches();
     }
 
     /**
@@ -659,7 +632,7 @@ public final class DbTasks implements AutoCloseable {
     /** Stops with the configured shutdown timeout; see {@link #stop(Duration)}. */
     @Override
     public void close() {
-        engine.stop(engine.shutdownTimeout());
+        engine.stop(config.shutdownTimeout());
     }
 
     /**
@@ -674,14 +647,14 @@ public final class DbTasks implements AutoCloseable {
      *     producer-only engine; immutable
      */
     public Map<String, Integer> queues() {
-        return engine.queues();
+        return config.queues();
     }
 
     /**
      * @return this engine's worker id, written as the lease owner of the tasks it claims
      */
     public String workerId() {
-        return engine.workerId();
+        return config.workerId();
     }
 
     /**
@@ -1524,47 +1497,46 @@ public final class DbTasks implements AutoCloseable {
             JsonMapper mapper =
                     jsonMapper != null ? jsonMapper : JsonMapper.builder().build();
             HandlerRegistry.Builder all = handlers.copy();
-            AtomicReference<DbTasks> built = new AtomicReference<>();
-            if (jobTargets != null) {
-                all.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(jobTargets));
-                all.registerTransactional(JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(() ->
-                        (JdbcJobDefinitions) built.get().wired().jobs()));
-            }
             for (ChunkRegistration<?> r : chunkHandlers) {
                 registerChunks(all, r, mapper);
             }
-            ScheduleConfig scheduleConfig = new ScheduleConfig(
-                    List.copyOf(schedules.values()), scheduling, schedulePollInterval, scheduleBatch, scheduleClock);
-            HandlerRegistry registry = all.build(mapper);
-            Map<TaskStatus, Duration> retention = Map.copyOf(taskRetention);
-            Map<String, Duration> byKind = Map.copyOf(longRunningByKind);
-            Map<String, Duration> byQueue = Map.copyOf(longRunningByQueue);
-            Duration retentionEvery = retentionInterval;
-            Duration guardAge = guardRetention;
-            Duration inboxAge = inboxRetention;
-            boolean migrating = migrate;
-            Boolean pooling = transactionPooling;
-            Map<String, io.dbtasks.once.RunOnceTarget> onceTargets = Map.copyOf(runOnceTargets);
-            Duration grace = unclaimableGrace;
             JobTargetInvoker targets = jobTargets;
-            DeferredEngine engine = DeferredEngine.create(
-                    () -> {
-                        Engine e =
-                                Engine.create(dataSource, config, registry, mapper, migrating, pooling, scheduleConfig);
-                        e.retention(retentionEvery, retention, guardAge, inboxAge);
-                        e.runOnceTargets(onceTargets);
-                        e.longRunningThresholds(byKind, byQueue);
-                        e.unclaimableGrace(grace);
-                        if (targets != null) {
-                            e.jobTargets(targets::allowListedTargets);
-                        }
-                        return e;
-                    },
+            // The registry of a wired engine runs schedule slots with that engine's job definitions;
+            // the one known before the database is reached only answers for kinds and payloads.
+            Function<JobCronHandler.SlotRunner, HandlerRegistry> registries = slots -> {
+                HandlerRegistry.Builder withJobs = all.copy();
+                if (targets != null) {
+                    withJobs.register(JobDefinitions.KIND, JobTaskPayload.class, new JobTaskHandler(targets));
+                    withJobs.registerTransactional(
+                            JobDefinitions.CRON_KIND, JobCronPayload.class, new JobCronHandler(slots));
+                }
+                return withJobs.build(mapper);
+            };
+            HandlerRegistry registry = registries.apply((transaction, code) -> {
+                throw new IllegalStateException("Job definitions run on an engine that reached its database");
+            });
+            EngineSettings settings = new EngineSettings(
                     config,
-                    registry);
-            DbTasks tasks = new DbTasks(engine, mapper);
-            built.set(tasks);
-            return tasks;
+                    new ScheduleConfig(
+                            List.copyOf(schedules.values()),
+                            scheduling,
+                            schedulePollInterval,
+                            scheduleBatch,
+                            scheduleClock),
+                    migrate,
+                    transactionPooling,
+                    retentionInterval,
+                    taskRetention,
+                    guardRetention,
+                    inboxRetention,
+                    longRunningByKind,
+                    longRunningByQueue,
+                    unclaimableGrace,
+                    runOnceTargets,
+                    targets != null ? targets::allowListedTargets : Optional::empty);
+            DeferredEngine engine =
+                    DeferredEngine.create(() -> Engine.create(dataSource, settings, registries, mapper), config);
+            return new DbTasks(engine, config, registry);
         }
 
         private static <P> void registerChunks(HandlerRegistry.Builder all, ChunkRegistration<P> r, JsonMapper mapper) {

@@ -3,7 +3,6 @@ package io.dbtasks.internal;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.DbTasksHealth;
 import io.dbtasks.inbox.Inbox;
-import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
 import io.dbtasks.schedule.Schedules;
@@ -14,7 +13,6 @@ import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +42,6 @@ public final class DeferredEngine {
 
     private final Supplier<Engine> factory;
     private final EngineConfig config;
-    private final HandlerRegistry handlers;
     private final Object lock = new Object();
     private volatile Engine engine;
     private volatile boolean startRequested;
@@ -57,10 +54,9 @@ public final class DeferredEngine {
     private volatile String lastFailure;
     private long lastLoggedNanos;
 
-    private DeferredEngine(Supplier<Engine> factory, EngineConfig config, HandlerRegistry handlers) {
+    private DeferredEngine(Supplier<Engine> factory, EngineConfig config) {
         this.factory = factory;
         this.config = config;
-        this.handlers = handlers;
     }
 
     /**
@@ -69,13 +65,12 @@ public final class DeferredEngine {
      * @param factory connects, migrates and wires the engine (not started); throws {@link
      *     DbTasksException} when it cannot
      * @param config the engine's settings, for what is known before the database is reached
-     * @param handlers the registered handlers
      * @return the engine, created or waiting for its database
      * @throws DbTasksException if creating the engine failed for another reason than an unreachable
      *     database (an unsupported database, a failed migration)
      */
-    public static DeferredEngine create(Supplier<Engine> factory, EngineConfig config, HandlerRegistry handlers) {
-        DeferredEngine deferred = new DeferredEngine(factory, config, handlers);
+    public static DeferredEngine create(Supplier<Engine> factory, EngineConfig config) {
+        DeferredEngine deferred = new DeferredEngine(factory, config);
         try {
             deferred.ready();
         } catch (DatabaseAway away) {
@@ -295,10 +290,6 @@ public final class DeferredEngine {
         return e == null ? 0 : e.droppedEvents();
     }
 
-    public Map<String, Integer> queues() {
-        return config.queues();
-    }
-
     public long deadlocks() {
         Engine e = engine;
         return e == null ? 0 : e.deadlocks();
@@ -309,28 +300,8 @@ public final class DeferredEngine {
         return e == null ? java.util.List.of() : e.foreignTasks();
     }
 
-    public String workerId() {
-        return config.workerId();
-    }
-
-    public Duration shutdownTimeout() {
-        return config.shutdownTimeout();
-    }
-
-    public HandlerRegistry handlers() {
-        return handlers;
-    }
-
     public long sweepRetention() {
         return ready().sweepRetention();
-    }
-
-    public Dialect dialect() {
-        return ready().dialect();
-    }
-
-    public Jdbc jdbc() {
-        return ready().jdbc();
     }
 
     public Enqueuer enqueuer() {
@@ -359,6 +330,14 @@ public final class DeferredEngine {
 
     public Schedules schedules() {
         return ready().schedules();
+    }
+
+    public io.dbtasks.job.JobDefinitions jobs() {
+        return ready().jobs();
+    }
+
+    public io.dbtasks.batch.Batches batches() {
+        return ready().batches();
     }
 
     public QueueControl queueControl() {

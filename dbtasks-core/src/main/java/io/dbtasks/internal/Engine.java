@@ -1,16 +1,22 @@
 package io.dbtasks.internal;
 
 import io.dbtasks.DbTasksException;
+import io.dbtasks.batch.Batches;
 import io.dbtasks.event.WorkerEvent;
 import io.dbtasks.inbox.Inbox;
+import io.dbtasks.internal.batch.JdbcBatches;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
 import io.dbtasks.internal.inbox.JdbcInbox;
+import io.dbtasks.internal.job.JdbcJobDefinitions;
+import io.dbtasks.internal.job.JobCronHandler;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
+import io.dbtasks.internal.once.GuardRescue;
 import io.dbtasks.internal.once.JdbcRunOnceGuards;
 import io.dbtasks.internal.schedule.JdbcSchedules;
 import io.dbtasks.internal.schedule.ScheduleConfig;
 import io.dbtasks.internal.schedule.SchedulePoller;
+import io.dbtasks.job.JobDefinitions;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.lock.spi.Renewal;
 import io.dbtasks.once.RunOnceGuards;
@@ -30,6 +36,9 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
@@ -37,36 +46,18 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Wires the parts of one engine and runs its lifecycle: one claim loop per queue ({@link
- * QueueWorker}), handler threads (its own pool or the caller's executor), the outcome writer, and a
- * small scheduler for heartbeats, timeouts and rescue ({@link LeaseKeeper}). It holds no task logic:
- * its parts are handed what they need at start and never reach back into it, and only {@code
- * DbTasks} calls it.
+ * The one place that wires an engine: its constructor builds every part from the immutable {@link
+ * EngineSettings}, in dependency order, and nothing is set on it afterwards. The background parts
+ * (one or more claim loops per queue ({@link QueueWorker}), the outcome writer, heartbeats, rescue
+ * and the periodic sweeps on a small scheduler ({@link LeaseKeeper}), the schedule poller, the
+ * worker row) share one {@link BackgroundService} contract: {@link #start} starts them in one list,
+ * in order, and {@link #stop} stops them in the reverse order. It holds no task logic: its parts
+ * never reach back into it except through the narrow callbacks it hands them (wake a queue, run a
+ * job for a schedule slot), and only {@code DbTasks} calls it.
  */
 public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
 
-    private final EngineConfig config;
-    private final DataSource dataSource;
-    private final Jdbc jdbc;
-    private final Dialect dialect;
-    private final HandlerRegistry handlers;
-    private final Enqueuer enqueuer;
-    private final TaskQueries queries;
-    private final TaskOperations operations;
-    private final Leases leases;
-    private final Completions completions;
-    private final Renewal renewal = new Renewal("dbtasks-renewal-");
-    private final LeaseLocks locks;
-    private final JdbcRunOnceGuards guards;
-    /** Runs again the run-once keys whose runner died, for the registered targets; set before start. */
-    private io.dbtasks.internal.once.GuardRescue guardRescue;
-
-    private final Inbox inbox;
-    private final ScheduleConfig scheduleConfig;
-    private final SchedulePoller schedulePoller;
-    private final JdbcSchedules schedules;
-    private final QueueControl queueControl;
     /**
      * Slots per claim loop: a queue with at least twice as many gets a second loop claiming in
      * parallel. More loops step over each other's locked rows and split the claims into smaller batches, so
@@ -84,61 +75,91 @@ public final class Engine {
      */
     static final long SCHEDULER_DRAIN_SECONDS = 5;
 
-    private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
-    private final RunningSet running = new RunningSet();
-    private final Events events;
-    private final Object lifecycle = new Object();
-    private volatile boolean started;
-    private volatile boolean closed;
-    private ExecutorService executor;
-    private ScheduledExecutorService scheduler;
-    private volatile AutoCloseable listener;
-    private volatile LeaseKeeper keeper;
-    private Duration retentionInterval = Duration.ZERO;
-    private Map<String, Duration> longRunningByKind = Map.of();
-    private Map<String, Duration> longRunningByQueue = Map.of();
-    private Map<io.dbtasks.TaskStatus, Duration> taskRetention = Map.of();
-    private Duration guardRetention = Duration.ZERO;
-    private Duration inboxRetention = Duration.ZERO;
-    /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
-    private boolean listen = true;
+    /** How long a stop waits for the outcome writer to write the successes still queued. */
+    private static final long OUTCOME_DRAIN_MILLIS = TimeUnit.SECONDS.toMillis(10);
 
-    private OutcomeBatcher successes;
-    /** Per queue, the last time bucket a retry's wake-up was scheduled for (see {@link #retryWritten}). */
-    private final Map<String, java.util.concurrent.atomic.AtomicLong> retryWakes =
-            new java.util.concurrent.ConcurrentHashMap<>();
     /** Retries due within this span share one wake-up, at its end. */
     private static final long RETRY_WAKE_BUCKET_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
+    private final EngineConfig config;
+    private final ScheduleConfig scheduleConfig;
+    private final DataSource dataSource;
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final HandlerRegistry handlers;
+    private final Events events;
     private final EnqueueSignals enqueueSignals;
     /** Whether enqueueing and claiming work, apart from other units of work; see {@link PathHealth}. */
     private final PathHealth enqueueHealth = new PathHealth("an enqueue", PathHealth.DEFAULT_HANG);
 
     private final PathHealth claimHealth = new PathHealth("a claim", PathHealth.DEFAULT_HANG);
-
+    private final Enqueuer enqueuer;
+    private final TaskQueries queries;
+    private final TaskOperations operations;
     /** What this engine can run; its claims take nothing else. */
     private final Capabilities capabilities;
-    /** The job invoker's allow-listed targets; empty: it calls any target. Set before start. */
-    private volatile java.util.function.Supplier<java.util.Optional<? extends java.util.Collection<String>>>
-            jobTargets = java.util.Optional::empty;
-    /** How long tasks no live engine can run wait before they are failed; zero: never. */
-    private Duration unclaimableGrace = Duration.ofMinutes(10);
 
-    private volatile ForeignTaskWatch foreignTasks;
+    private final Leases leases;
+    private final Completions completions;
+    private final Renewal renewal = new Renewal("dbtasks-renewal-");
+    private final LeaseLocks locks;
+    private final JdbcRunOnceGuards guards;
+    private final Inbox inbox;
+    private final SchedulePoller schedulePoller;
+    private final JdbcSchedules schedules;
+    private final JdbcJobDefinitions jobs;
+    private final Batches batches;
+    private final QueueControl queueControl;
+    private final TaskRetention retention;
 
+    private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
+    private final RunningSet running = new RunningSet();
+    /** Per queue, the last time bucket a retry's wake-up was scheduled for (see {@link #retryWritten}). */
+    private final Map<String, AtomicLong> retryWakes = new ConcurrentHashMap<>();
+
+    /** The handler threads: the caller's executor or the engine's own pool; null without workers. */
+    private final ExecutorService executor;
+    /** Heartbeats, timeouts, rescue and the periodic sweeps; null without workers. */
+    private final ScheduledExecutorService scheduler;
+    /** Null without workers. */
+    private final LeaseKeeper keeper;
+    /** Null without workers. */
+    private final ForeignTaskWatch foreignTasks;
+
+    /** The background parts in start order; {@link #stop} stops them in reverse. */
+    private final List<BackgroundService> services;
+
+    private final Object lifecycle = new Object();
+    private volatile boolean started;
+    private volatile boolean closed;
+    private volatile AutoCloseable listener;
+    /** Whether to LISTEN for other instances' enqueues; not behind a declared transaction pooler. */
+    private final boolean listen;
+
+    /**
+     * Wires every part of an engine from its settings, in dependency order; starts no thread.
+     *
+     * @param connections the connections, behind a pooler check
+     * @param settings the validated settings
+     * @param registries builds the handler registry, given how a job definition runs for a schedule slot
+     * @param dialect the detected dialect
+     * @param mapper writes and reads payloads of jobs and batches
+     * @param sessionSetup a statement run on each new connection, or null
+     */
     private Engine(
-            DataSource dataSource,
-            EngineConfig config,
-            HandlerRegistry handlers,
+            DataSource connections,
+            EngineSettings settings,
+            Function<JobCronHandler.SlotRunner, HandlerRegistry> registries,
             Dialect dialect,
-            ScheduleConfig scheduleConfig,
+            JsonMapper mapper,
             String sessionSetup) {
-        this.config = config;
-        this.scheduleConfig = scheduleConfig;
+        this.config = settings.config();
+        this.scheduleConfig = settings.schedules();
         this.dialect = dialect;
-        this.handlers = handlers;
-        this.dataSource = dataSource;
-        this.jdbc = new Jdbc(dataSource, config.statementTimeout(), new HealthTracker(), sessionSetup);
+        this.dataSource = connections;
+        this.listen = !Boolean.TRUE.equals(settings.transactionPooling());
+        this.handlers = registries.apply(this::runJobForSlot);
+        this.jdbc = new Jdbc(connections, config.statementTimeout(), new HealthTracker(), sessionSetup);
         this.events = new Events(config.workerId(), config.listeners());
         this.events.start(); // producer-only engines publish ENQUEUED too
         Attempts attempts = new Attempts(dialect);
@@ -148,7 +169,7 @@ public final class Engine {
         this.queries = new TaskQueries(jdbc, dialect);
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
         this.capabilities =
-                new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, () -> jobTargets.get());
+                new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
         this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable);
         this.completions = new Completions(jdbc, dialect, attempts);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
@@ -158,35 +179,116 @@ public final class Engine {
                 jdbc, dialect, Math.min(1000, config.pollInterval().toMillis()), this::wake);
         this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig, handlers.kinds());
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
+        this.jobs = new JdbcJobDefinitions(jdbc, dialect, mapper, enqueuer::enqueue, schedules);
+        this.batches = new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1));
+        this.retention = new TaskRetention(
+                jdbc,
+                dialect,
+                locks,
+                guards,
+                inbox,
+                settings.taskRetention(),
+                settings.guardRetention(),
+                settings.inboxRetention());
+
+        List<BackgroundService> parts = new ArrayList<>();
+        if (config.queues().isEmpty()) {
+            this.executor = null;
+            this.scheduler = null;
+            this.keeper = null;
+            this.foreignTasks = null;
+        } else {
+            int threads = config.queues().values().stream()
+                    .mapToInt(Integer::intValue)
+                    .sum();
+            this.executor = config.executor() != null
+                    ? config.executor()
+                    : new ThreadPoolExecutor(
+                            threads,
+                            threads,
+                            60,
+                            TimeUnit.SECONDS,
+                            new LinkedBlockingQueue<>(),
+                            daemonThreads("dbtasks-worker-"));
+            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
+            s.setRemoveOnCancelPolicy(true);
+            this.scheduler = s;
+            OutcomeBatcher successes = new OutcomeBatcher(completions, this::retryWritten, threads);
+            Execution.Wiring wiring = new Execution.Wiring(
+                    handlers,
+                    new Completer(jdbc, completions, leases, successes),
+                    scheduler,
+                    events,
+                    config::isNonRetryable,
+                    config.random());
+            this.keeper =
+                    new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
+            this.foreignTasks =
+                    new ForeignTaskWatch(jdbc, dialect, capabilities, config, settings.unclaimableGrace(), events);
+            // Stopped in reverse: the worker row goes last, the claim loops first.
+            parts.add(workerRow());
+            parts.add(handlerPool());
+            parts.add(schedulerPool());
+            parts.add(BackgroundService.of("outcome writer", successes::start, timeout -> {
+                successes.stop(OUTCOME_DRAIN_MILLIS); // writes the successes still queued
+                return true;
+            }));
+            parts.add(leaseKeeper(settings));
+            parts.add(periodic(
+                    "foreign task watch",
+                    foreignTasks::check,
+                    foreignTasks.interval().toMillis()));
+            parts.add(rescue());
+            QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks, () -> closed);
+            if (vacuum.applies() && config.vacuumInterval().toMillis() > 0) {
+                parts.add(vacuum(vacuum));
+            }
+            long retentionEvery = settings.retentionInterval().toMillis();
+            if (retentionEvery > 0) {
+                parts.add(periodic("retention", retention::run, retentionEvery));
+            }
+            parts.add(BackgroundService.of("running tasks", () -> {}, this::handBackRunning));
+            parts.add(notificationListener());
+            parts.add(claimLoops(wiring));
+        }
+        parts.add(BackgroundService.closing(
+                "enqueue signals", () -> enqueueSignals.close(1000))); // trailing wake-ups of tasks committed
+        parts.add(BackgroundService.closing("lock renewal", renewal::close));
+        if (!settings.runOnceTargets().isEmpty()) {
+            GuardRescue guardRescue =
+                    new GuardRescue(jdbc, dialect, guards, settings.runOnceTargets(), config.rescueInterval());
+            parts.add(BackgroundService.of("run-once rescue", () -> guardRescue.start(config.workerId()), timeout -> {
+                guardRescue.stop(timeout);
+                return true;
+            }));
+        }
+        if (scheduleConfig.polling()) {
+            parts.add(BackgroundService.of("schedule poller", () -> schedulePoller.start(config.workerId()), t -> {
+                schedulePoller.stop();
+                return true;
+            }));
+        } else {
+            parts.add(BackgroundService.closing("schedule poller", schedulePoller::stop));
+        }
+        this.services = List.copyOf(parts);
     }
 
-    /** Detects the dialect, migrates if asked, and wires an engine without schedules. */
+    /**
+     * Detects the dialect, migrates if asked, and wires an engine that is not yet started.
+     *
+     * @param dataSource the application's database
+     * @param settings the validated settings
+     * @param registries builds the handler registry, given how a job definition runs for a schedule slot
+     * @param mapper writes and reads payloads of jobs and batches
+     * @return the engine, not started
+     * @throws DbTasksException if the database is not supported, cannot be reached or the migration fails
+     */
     public static Engine create(
             DataSource dataSource,
-            EngineConfig config,
-            HandlerRegistry handlers,
-            JsonMapper mapper,
-            boolean migrate,
-            Boolean transactionPooling) {
-        return create(
-                dataSource,
-                config,
-                handlers,
-                mapper,
-                migrate,
-                transactionPooling,
-                new ScheduleConfig(List.of(), true, Duration.ofSeconds(1), 250, null));
-    }
-
-    /** Detects the dialect, migrates if asked, and wires an engine that is not yet started. */
-    public static Engine create(
-            DataSource dataSource,
-            EngineConfig config,
-            HandlerRegistry handlers,
-            JsonMapper mapper,
-            boolean migrate,
-            Boolean transactionPooling,
-            ScheduleConfig scheduleConfig) {
+            EngineSettings settings,
+            Function<JobCronHandler.SlotRunner, HandlerRegistry> registries,
+            JsonMapper mapper) {
+        Boolean transactionPooling = settings.transactionPooling();
         Dialect dialect = Dialects.detect(dataSource);
         DataSource connections;
         try {
@@ -194,17 +296,15 @@ public final class Engine {
         } catch (java.sql.SQLException e) {
             throw Jdbc.failure("Checking for a connection pooler", e);
         }
-        if (migrate) {
+        if (settings.migrate()) {
             migrate(connections, dialect);
         }
         // Frozen claims and settles give their rows back after the lease; not behind a pooler, where
         // a session setting would reach other clients' sessions.
         String sessionSetup = Boolean.TRUE.equals(transactionPooling) || dialect.behindPooler(connections)
                 ? null
-                : dialect.idleInTransactionLimit(config.lease()).orElse(null);
-        Engine engine = new Engine(connections, config, handlers, dialect, scheduleConfig, sessionSetup);
-        engine.listen = !Boolean.TRUE.equals(transactionPooling);
-        return engine;
+                : dialect.idleInTransactionLimit(settings.config().lease()).orElse(null);
+        return new Engine(connections, settings, registries, dialect, mapper, sessionSetup);
     }
 
     /** Applies the dialect's migrations with dbtasks' own history table. */
@@ -227,6 +327,11 @@ public final class Engine {
         }
     }
 
+    /**
+     * Saves the declared schedules, then starts the background parts in order. Idempotent.
+     *
+     * @throws IllegalStateException if this engine was stopped
+     */
     public void start() {
         synchronized (lifecycle) {
             if (closed) {
@@ -239,238 +344,91 @@ public final class Engine {
                 schedules.save(declared, true);
             }
             started = true;
-            if (scheduleConfig.polling()) {
-                schedulePoller.start(config.workerId());
+            for (BackgroundService service : services) {
+                service.start();
             }
-            if (guardRescue != null) {
-                guardRescue.start(config.workerId());
-            }
-            if (config.queues().isEmpty()) {
-                log.info("dbtasks {} started without workers (producer only)", config.workerId());
-                events.publish(new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), Map.of(), Instant.now()));
-                return;
-            }
-            int threads = config.queues().values().stream()
-                    .mapToInt(Integer::intValue)
-                    .sum();
-            executor = config.executor() != null
-                    ? config.executor()
-                    : new ThreadPoolExecutor(
-                            threads,
-                            threads,
-                            60,
-                            TimeUnit.SECONDS,
-                            new LinkedBlockingQueue<>(),
-                            daemonThreads("dbtasks-worker-"));
-            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(3, daemonThreads("dbtasks-lease-"));
-            s.setRemoveOnCancelPolicy(true);
-            scheduler = s;
-            successes = new OutcomeBatcher(completions, this::retryWritten, threads);
-            successes.start();
-            Execution.Wiring wiring = new Execution.Wiring(
-                    handlers,
-                    new Completer(jdbc, completions, leases, successes),
-                    scheduler,
-                    events,
-                    config::isNonRetryable,
-                    config.random());
-            LeaseKeeper keeper =
-                    new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
-            this.keeper = keeper;
-            Duration longRunning = config.longRunningThreshold();
-            long shortest = java.util.stream.Stream.concat(
-                            java.util.stream.Stream.of(longRunning),
-                            java.util.stream.Stream.concat(
-                                    longRunningByKind.values().stream(), longRunningByQueue.values().stream()))
-                    .filter(d -> !d.isZero())
-                    .mapToLong(Duration::toMillis)
-                    .min()
-                    .orElse(0);
-            if (shortest > 0) {
-                long every = Math.max(
-                        10, Math.min(shortest, config.heartbeatInterval().toMillis()) / 2);
-                Map<String, Duration> byKind = longRunningByKind;
-                Map<String, Duration> byQueue = longRunningByQueue;
-                scheduler.scheduleWithFixedDelay(
-                        () -> keeper.checkLongRunning(longRunning, byKind, byQueue),
-                        every,
-                        every,
-                        TimeUnit.MILLISECONDS);
-            }
-            long hb = config.heartbeatInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
-            registerWorker();
-            scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
-            ForeignTaskWatch watch =
-                    new ForeignTaskWatch(jdbc, dialect, capabilities, config, unclaimableGrace, events);
-            foreignTasks = watch;
-            long watchEvery = watch.interval().toMillis();
-            scheduler.scheduleWithFixedDelay(watch::check, watchEvery, watchEvery, TimeUnit.MILLISECONDS);
-            long rescue = config.rescueInterval().toMillis();
-            scheduler.scheduleWithFixedDelay(keeper::rescue, 0, rescue, TimeUnit.MILLISECONDS);
-            QueueTableVacuum vacuum = new QueueTableVacuum(jdbc, dialect, locks, () -> closed);
-            long vacuumEvery = config.vacuumInterval().toMillis();
-            if (vacuum.applies() && vacuumEvery > 0) {
-                scheduler.scheduleWithFixedDelay(
-                        vacuum::run, Math.min(vacuumEvery, 1000), vacuumEvery, TimeUnit.MILLISECONDS);
-                // Often, and from the start: a table that was empty when the claim was first planned
-                // needs fresh statistics while its backlog grows, not a vacuum interval later.
-                long statistics = QueueTableVacuum.STATISTICS_CHECK_MILLIS;
-                scheduler.scheduleWithFixedDelay(
-                        vacuum::checkStatistics, statistics, statistics, TimeUnit.MILLISECONDS);
-            }
-            long retentionEvery = retentionInterval.toMillis();
-            if (retentionEvery > 0) {
-                TaskRetention retention = newRetention();
-                scheduler.scheduleWithFixedDelay(retention::run, retentionEvery, retentionEvery, TimeUnit.MILLISECONDS);
-            }
-            config.queues().forEach((queue, concurrency) -> {
-                // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
-                // round trips do not cap a queue with many slots.
-                int loops = Math.max(1, Math.min(MAX_CLAIM_LOOPS, concurrency / SLOTS_PER_CLAIM_LOOP));
-                List<QueueWorker> list = new ArrayList<>(loops);
-                for (int i = 0; i < loops; i++) {
-                    int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                    QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
-                    list.add(w);
-                    w.start();
-                }
-                workers.put(queue, List.copyOf(list));
-            });
-            listener = listen
-                    ? dialect.listen(dataSource, this::wake, config.pollInterval())
-                            .orElse(null)
-                    : null;
             events.publish(
                     new WorkerEvent(WorkerEvent.Type.STARTED, config.workerId(), config.queues(), Instant.now()));
-            log.info(
-                    "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
-                    config.workerId(),
-                    dialect.name(),
-                    config.queues(),
-                    handlers.kinds(),
-                    config.lease());
+            if (config.queues().isEmpty()) {
+                log.info("dbtasks {} started without workers (producer only)", config.workerId());
+            } else {
+                log.info(
+                        "dbtasks {} started on {}: queues {}, kinds {}, lease {}",
+                        config.workerId(),
+                        dialect.name(),
+                        config.queues(),
+                        handlers.kinds(),
+                        config.lease());
+            }
         }
     }
 
     /**
-     * Sets the run-once targets whose keys this engine runs again when their runner died, before
-     * {@link #start()}; see {@code DbTasks.Builder#runOnceTarget}.
+     * Stops the background parts in the reverse of their start order: the schedule poller first, then
+     * the claim loops, the running tasks (waited for, then handed back), the outcome writer, the
+     * periodic work and the worker row last. An engine never started only releases what it holds.
+     * Idempotent.
      *
-     * @param targets by name; empty for none
+     * @param timeout how long to wait for running tasks
+     * @return whether every running task finished
      */
-    public void runOnceTargets(Map<String, io.dbtasks.once.RunOnceTarget> targets) {
-        this.guardRescue = targets.isEmpty()
-                ? null
-                : new io.dbtasks.internal.once.GuardRescue(jdbc, dialect, guards, targets, config.rescueInterval());
-    }
-
-    /**
-     * Sets retention before {@link #start()}; see {@code DbTasks.Builder#retentionInterval}.
-     *
-     * @param interval how often to sweep; zero for never
-     * @param tasks age by finished status; a zero age keeps that status
-     * @param guards age of run-once guard rows; zero keeps them
-     * @param inboxRecords age of inbox records; zero keeps them
-     */
-    public void retention(
-            Duration interval, Map<io.dbtasks.TaskStatus, Duration> tasks, Duration guards, Duration inboxRecords) {
-        this.retentionInterval = interval;
-        this.taskRetention = Map.copyOf(tasks);
-        this.guardRetention = guards;
-        this.inboxRetention = inboxRecords;
-    }
-
-    /**
-     * Sets long-running thresholds by kind and by queue before {@link #start()}; a kind's wins over
-     * its queue's, which wins over the engine's; zero means never.
-     *
-     * @param byKind thresholds by kind
-     * @param byQueue thresholds by queue
-     */
-    public void longRunningThresholds(Map<String, Duration> byKind, Map<String, Duration> byQueue) {
-        this.longRunningByKind = Map.copyOf(byKind);
-        this.longRunningByQueue = Map.copyOf(byQueue);
-    }
-
-    /**
-     * Sets, before {@link #start()}, where the job targets this engine claims come from; see {@code
-     * DbTasks.Builder#jobTargets}.
-     *
-     * @param targets the invoker's allow-listed targets, empty where it cannot list them
-     */
-    public void jobTargets(
-            java.util.function.Supplier<java.util.Optional<? extends java.util.Collection<String>>> targets) {
-        this.jobTargets = java.util.Objects.requireNonNull(targets, "targets");
-        capabilities.refresh();
-    }
-
-    /**
-     * Sets, before {@link #start()}, how long due tasks that no live engine of their queue can run
-     * wait before they are failed; see {@link ForeignTaskWatch}.
-     *
-     * @param grace the grace period; zero never fails them
-     */
-    public void unclaimableGrace(Duration grace) {
-        this.unclaimableGrace = grace;
-    }
-
-    /** @return the last check's due tasks this engine does not claim; empty before the first check */
-    public List<io.dbtasks.ForeignTasks> foreignTasks() {
-        ForeignTaskWatch w = foreignTasks;
-        return w == null ? List.of() : w.snapshot();
-    }
-
-    /**
-     * Runs one retention sweep now, on the calling thread, without the cluster lock; for tests and
-     * operators.
-     *
-     * @return rows deleted (tasks, guards and inbox records)
-     */
-    public long sweepRetention() {
-        return newRetention().sweep();
-    }
-
-    private TaskRetention newRetention() {
-        return new TaskRetention(jdbc, dialect, locks, guards, inbox, taskRetention, guardRetention, inboxRetention);
-    }
-
     public boolean stop(Duration timeout) {
         synchronized (lifecycle) {
             if (closed) {
                 return true;
             }
             closed = true;
-            schedulePoller.stop();
-            if (guardRescue != null) {
-                guardRescue.stop(timeout);
-            }
-            renewal.close();
-            enqueueSignals.close(1000); // trailing wake-ups of tasks already committed
-            if (!started || workers.isEmpty()) {
-                if (started) {
-                    events.publish(
-                            new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), Map.of(), Instant.now()));
+            boolean finished = true;
+            for (int i = services.size() - 1; i >= 0; i--) {
+                BackgroundService service = services.get(i);
+                try {
+                    finished &= service.stop(timeout);
+                } catch (RuntimeException e) {
+                    log.warn("dbtasks {}: stopping the {} failed", config.workerId(), service.name(), e);
                 }
-                events.close(EVENT_DRAIN);
-                return true;
             }
-            for (List<QueueWorker> loops : workers.values()) {
-                for (QueueWorker w : loops) {
-                    try {
-                        w.stop().forEach(w::handBackUnstarted);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+            if (started) {
+                events.publish(
+                        new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
+            }
+            events.close(EVENT_DRAIN);
+            return finished;
+        }
+    }
+
+    /** The worker row: written at start and every heartbeat, removed at stop if it was written. */
+    private BackgroundService workerRow() {
+        long hb = config.heartbeatInterval().toMillis();
+        return BackgroundService.of(
+                "worker row",
+                () -> {
+                    registerWorker();
+                    scheduler.scheduleWithFixedDelay(this::registerWorker, hb, hb, TimeUnit.MILLISECONDS);
+                },
+                timeout -> {
+                    if (started) {
+                        try {
+                            queueControl.unregisterWorker(config.workerId());
+                        } catch (RuntimeException e) {
+                            log.warn("Removing the worker row of {} failed; it ages out", config.workerId(), e);
+                        }
                     }
-                }
+                    return true;
+                });
+    }
+
+    /** The handler threads; an executor given by the caller is the caller's to shut down. */
+    private BackgroundService handlerPool() {
+        return BackgroundService.closing("handler threads", () -> {
+            if (config.executor() == null) {
+                executor.shutdownNow();
             }
-            closeListener();
-            running.awaitEmpty(System.nanoTime() + timeout.toNanos());
-            List<Execution> unfinished = running.snapshot();
-            for (Execution e : unfinished) {
-                e.handBack();
-            }
-            successes.stop(TimeUnit.SECONDS.toMillis(10)); // writes the successes still queued
+        });
+    }
+
+    /** The scheduler of the periodic parts; stopping it cancels them and waits for a run in flight. */
+    private BackgroundService schedulerPool() {
+        return BackgroundService.closing("background scheduler", () -> {
             scheduler.shutdownNow();
             try {
                 // A VACUUM or ANALYZE in flight (not interruptible) releases its lock while the pool is
@@ -484,30 +442,156 @@ public final class Engine {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            if (config.executor() == null) {
-                executor.shutdownNow();
-            }
-            try {
-                queueControl.unregisterWorker(config.workerId());
-            } catch (RuntimeException e) {
-                log.warn("Removing the worker row of {} failed; it ages out", config.workerId(), e);
-            }
-            log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
-            events.publish(
-                    new WorkerEvent(WorkerEvent.Type.STOPPED, config.workerId(), config.queues(), Instant.now()));
-            events.close(EVENT_DRAIN);
-            return unfinished.isEmpty();
-        }
+        });
     }
 
-    private void closeListener() {
-        if (listener != null) {
-            try {
-                listener.close();
-            } catch (Exception e) {
-                log.warn("Closing the notification listener failed", e);
-            }
+    /** Heartbeats and, with a threshold set anywhere, long-running checks. */
+    private BackgroundService leaseKeeper(EngineSettings settings) {
+        return BackgroundService.of(
+                "lease keeper",
+                () -> {
+                    Duration longRunning = config.longRunningThreshold();
+                    Map<String, Duration> byKind = settings.longRunningByKind();
+                    Map<String, Duration> byQueue = settings.longRunningByQueue();
+                    long shortest = Stream.concat(
+                                    Stream.of(longRunning),
+                                    Stream.concat(byKind.values().stream(), byQueue.values().stream()))
+                            .filter(d -> !d.isZero())
+                            .mapToLong(Duration::toMillis)
+                            .min()
+                            .orElse(0);
+                    if (shortest > 0) {
+                        long every = Math.max(
+                                10,
+                                Math.min(shortest, config.heartbeatInterval().toMillis()) / 2);
+                        scheduler.scheduleWithFixedDelay(
+                                () -> keeper.checkLongRunning(longRunning, byKind, byQueue),
+                                every,
+                                every,
+                                TimeUnit.MILLISECONDS);
+                    }
+                    long hb = config.heartbeatInterval().toMillis();
+                    scheduler.scheduleWithFixedDelay(keeper::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+                },
+                timeout -> true); // cancelled with the scheduler
+    }
+
+    /** Rescue of expired leases, at once and then every rescue interval. */
+    private BackgroundService rescue() {
+        long every = config.rescueInterval().toMillis();
+        return BackgroundService.of(
+                "lease rescue",
+                () -> scheduler.scheduleWithFixedDelay(keeper::rescue, 0, every, TimeUnit.MILLISECONDS),
+                timeout -> true); // cancelled with the scheduler
+    }
+
+    /** VACUUM of the task table, and its statistics checked often and from the start. */
+    private BackgroundService vacuum(QueueTableVacuum vacuum) {
+        long every = config.vacuumInterval().toMillis();
+        return BackgroundService.of(
+                "queue table vacuum",
+                () -> {
+                    scheduler.scheduleWithFixedDelay(vacuum::run, Math.min(every, 1000), every, TimeUnit.MILLISECONDS);
+                    // Often, and from the start: a table that was empty when the claim was first planned
+                    // needs fresh statistics while its backlog grows, not a vacuum interval later.
+                    long statistics = QueueTableVacuum.STATISTICS_CHECK_MILLIS;
+                    scheduler.scheduleWithFixedDelay(
+                            vacuum::checkStatistics, statistics, statistics, TimeUnit.MILLISECONDS);
+                },
+                timeout -> true); // cancelled with the scheduler
+    }
+
+    /** A task on the scheduler, first after one interval; cancelled with the scheduler. */
+    private BackgroundService periodic(String name, Runnable task, long everyMillis) {
+        return BackgroundService.of(
+                name,
+                () -> scheduler.scheduleWithFixedDelay(task, everyMillis, everyMillis, TimeUnit.MILLISECONDS),
+                timeout -> true);
+    }
+
+    /** Waits up to {@code timeout} for the running tasks, then hands back those still running. */
+    private boolean handBackRunning(Duration timeout) {
+        running.awaitEmpty(System.nanoTime() + timeout.toNanos());
+        List<Execution> unfinished = running.snapshot();
+        for (Execution e : unfinished) {
+            e.handBack();
         }
+        if (started) {
+            log.info("dbtasks {} stopped; {} unfinished task(s) handed back", config.workerId(), unfinished.size());
+        }
+        return unfinished.isEmpty();
+    }
+
+    /** The LISTEN connection that wakes the claim loops on other instances' enqueues. */
+    private BackgroundService notificationListener() {
+        return BackgroundService.of(
+                "notification listener",
+                () -> listener = listen
+                        ? dialect.listen(dataSource, this::wake, config.pollInterval())
+                                .orElse(null)
+                        : null,
+                timeout -> {
+                    AutoCloseable l = listener;
+                    if (l != null) {
+                        try {
+                            l.close();
+                        } catch (Exception e) {
+                            log.warn("Closing the notification listener failed", e);
+                        }
+                    }
+                    return true;
+                });
+    }
+
+    /** One or more claim loops per queue; stopping them hands back the tasks claimed but not started. */
+    private BackgroundService claimLoops(Execution.Wiring wiring) {
+        return BackgroundService.of(
+                "claim loops",
+                () -> config.queues().forEach((queue, concurrency) -> {
+                    // SKIP LOCKED lets parallel loops claim without waiting on each other, so one loop's
+                    // round trips do not cap a queue with many slots.
+                    int loops = Math.max(1, Math.min(MAX_CLAIM_LOOPS, concurrency / SLOTS_PER_CLAIM_LOOP));
+                    List<QueueWorker> list = new ArrayList<>(loops);
+                    for (int i = 0; i < loops; i++) {
+                        int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
+                        QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
+                        list.add(w);
+                        w.start();
+                    }
+                    workers.put(queue, List.copyOf(list));
+                }),
+                timeout -> {
+                    for (List<QueueWorker> loops : workers.values()) {
+                        for (QueueWorker w : loops) {
+                            try {
+                                w.stop().forEach(w::handBackUnstarted);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    }
+                    return true;
+                });
+    }
+
+    /** @return the last check's due tasks this engine does not claim; empty before the first check */
+    public List<io.dbtasks.ForeignTasks> foreignTasks() {
+        return foreignTasks == null ? List.of() : foreignTasks.snapshot();
+    }
+
+    /**
+     * Runs one retention sweep now, on the calling thread, without the cluster lock; for tests and
+     * operators.
+     *
+     * @return rows deleted (tasks, guards and inbox records)
+     */
+    public long sweepRetention() {
+        return retention.sweep();
+    }
+
+    /** Runs a job definition for a schedule slot in the slot task's transaction. */
+    private void runJobForSlot(java.sql.Connection transaction, String code) throws java.sql.SQLException {
+        jobs.runForSlot(transaction, code);
     }
 
     public boolean isRunning() {
@@ -568,8 +652,7 @@ public final class Engine {
         // Retries due within one bucket share one wake-up at its end: at most one timer task per
         // queue per RETRY_WAKE_BUCKET_NANOS, however many retries a busy queue writes.
         long bucket = Math.floorDiv(System.nanoTime() + delay.toNanos(), RETRY_WAKE_BUCKET_NANOS) + 1;
-        java.util.concurrent.atomic.AtomicLong last =
-                retryWakes.computeIfAbsent(queue, q -> new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE));
+        AtomicLong last = retryWakes.computeIfAbsent(queue, q -> new AtomicLong(Long.MIN_VALUE));
         if (last.getAndSet(bucket) == bucket) {
             return; // this bucket's wake-up is scheduled already
         }
@@ -637,32 +720,9 @@ public final class Engine {
         return claim == null ? enqueue : claim + "; " + enqueue;
     }
 
-    /** @return the queues worked and their concurrency; empty for a producer-only engine */
-    public Map<String, Integer> queues() {
-        return config.queues();
-    }
-
-    /** @return the engine's worker id */
-    public String workerId() {
-        return config.workerId();
-    }
-
-    /** @return how long {@code DbTasks.close()} waits for running tasks */
-    public Duration shutdownTimeout() {
-        return config.shutdownTimeout();
-    }
-
+    /** @return the dialect detected on the engine's database */
     public Dialect dialect() {
         return dialect;
-    }
-
-    /** @return the engine's connections, for the capabilities built beside it (jobs, batches) */
-    public Jdbc jdbc() {
-        return jdbc;
-    }
-
-    public HandlerRegistry handlers() {
-        return handlers;
     }
 
     public Enqueuer enqueuer() {
@@ -692,6 +752,16 @@ public final class Engine {
     /** @return the schedules API; see {@link io.dbtasks.schedule.Schedules} */
     public Schedules schedules() {
         return schedules;
+    }
+
+    /** @return the job definitions; see {@link io.dbtasks.job.JobDefinitions} */
+    public JobDefinitions jobs() {
+        return jobs;
+    }
+
+    /** @return the chunked batches; see {@link io.dbtasks.batch.Batches} */
+    public Batches batches() {
+        return batches;
     }
 
     /** @return the queue pause store */

@@ -123,7 +123,7 @@ public final class JdbcJobDefinitions implements JobDefinitions {
      * @param code the definition's code
      * @throws SQLException if the database fails
      */
-    void runForSlot(Connection c, String code) throws SQLException {
+    public void runForSlot(Connection c, String code) throws SQLException {
         List<Row> rows = lockRows(c, "j.code = ?", List.of(code), "");
         if (rows.isEmpty() || !rows.get(0).definition().enabled()) {
             return;

@@ -3,7 +3,7 @@ package io.dbtasks.internal.job;
 import io.dbtasks.TaskContext;
 import io.dbtasks.TransactionalTaskHandler;
 import java.sql.Connection;
-import java.util.function.Supplier;
+import java.sql.SQLException;
 
 /**
  * Runs a job definition for a schedule slot, in the slot task's transaction: the run's task and
@@ -11,15 +11,26 @@ import java.util.function.Supplier;
  * lease does not run the definition twice.
  */
 public final class JobCronHandler implements TransactionalTaskHandler<JobCronPayload> {
-    private final Supplier<JdbcJobDefinitions> jobs;
+    /** Runs a job definition for a schedule slot, in a transaction given by the caller. */
+    @FunctionalInterface
+    public interface SlotRunner {
+        /**
+         * @param transaction the slot task's transaction; not committed here
+         * @param code the definition's code
+         * @throws SQLException if the database fails
+         */
+        void runForSlot(Connection transaction, String code) throws SQLException;
+    }
 
-    /** @param jobs the definitions, available once the engine is built */
-    public JobCronHandler(Supplier<JdbcJobDefinitions> jobs) {
-        this.jobs = jobs;
+    private final SlotRunner jobs;
+
+    /** @param jobs runs the definitions; the engine's job definitions */
+    public JobCronHandler(SlotRunner jobs) {
+        this.jobs = java.util.Objects.requireNonNull(jobs, "jobs");
     }
 
     @Override
     public void handle(TaskContext context, Connection transaction, JobCronPayload payload) throws Exception {
-        jobs.get().runForSlot(transaction, payload.code());
+        jobs.runForSlot(transaction, payload.code());
     }
 }
