@@ -41,31 +41,14 @@ public class DashboardStore {
         this.searchTimeout = Duration.ofSeconds(Math.max(1, searchTimeout.toSeconds()));
     }
 
-    /** One task in a list: everything but the payload. */
-    public record TaskRow(
-            long id,
-            String queue,
-            String kind,
-            TaskStatus status,
-            int attempt,
-            int maxAttempts,
-            String key,
-            String reference,
-            Instant runAt,
-            Instant createdAt,
-            Instant finishedAt,
-            String lastError,
-            boolean cancelRequested,
-            String leaseOwner) {}
-
     /**
      * One page of a keyset listing.
      *
-     * @param rows the tasks, newest first
+     * @param rows the tasks, newest first, each last error cut to 200 characters
      * @param next the cursor of the next page, or {@code null} at the end
      * @param scanLimited whether an H2 payload search stopped at its scan limit (more may match)
      */
-    public record TaskPage(List<TaskRow> rows, Long next, boolean scanLimited) {}
+    public record TaskPage(List<TaskSummary> rows, Long next, boolean scanLimited) {}
 
     /**
      * @param search the filter
@@ -76,7 +59,7 @@ public class DashboardStore {
     public TaskPage list(TaskSearch search, Long before, int size) {
         TaskSlice<TaskSummary> slice = dbTasks.searchSummaries(query(search, before), size);
         return new TaskPage(
-                slice.items().stream().map(DashboardStore::row).toList(), slice.next(), slice.scanLimited());
+                slice.items().stream().map(DashboardStore::withShortError).toList(), slice.next(), slice.scanLimited());
     }
 
     /**
@@ -111,8 +94,8 @@ public class DashboardStore {
                 .build();
     }
 
-    private static TaskRow row(TaskSummary t) {
-        return new TaskRow(
+    private static TaskSummary withShortError(TaskSummary t) {
+        return new TaskSummary(
                 t.id(),
                 t.queue(),
                 t.kind(),

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.TaskSummary;
 import io.dbtasks.testing.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
@@ -99,20 +100,20 @@ abstract class DashboardStoreContract {
         tasks.cancel(ids.get(2));
         assertThat(store.list(search("CANCELLED", "f", null, null, null, null), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(2));
         assertThat(store.list(search(null, null, "f-key-4", null, null, null), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(4));
         assertThat(store.list(search(null, null, null, "REF-5", null, null), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(5));
         TaskSearch byId = TaskSearch.of(
                 null, null, null, null, null, null, null, ids.get(1).toString(), null, null);
         assertThat(store.list(byId, null, 50).rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(1));
         Instant created = tasks.find(ids.get(0)).orElseThrow().createdAt();
         TaskSearch future = TaskSearch.of(
@@ -137,15 +138,15 @@ abstract class DashboardStoreContract {
         List<Long> ids = enqueue(9, "p", null);
         assertThat(store.list(search(null, "p", null, null, "customer.id", "c1"), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(7), ids.get(4), ids.get(1));
         assertThat(store.list(search(null, null, null, null, "orderId", "5"), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(5));
         assertThat(store.list(search(null, null, null, null, "note", "n\"3"), null, 50)
                         .rows())
-                .extracting(DashboardStore.TaskRow::id)
+                .extracting(TaskSummary::id)
                 .containsExactly(ids.get(3));
         assertThat(store.list(search(null, null, null, null, "missing.field", "1"), null, 50)
                         .rows())
@@ -155,7 +156,7 @@ abstract class DashboardStoreContract {
         assertThat(first.rows()).hasSize(2);
         DashboardStore.TaskPage second =
                 store.list(search(null, "p", null, null, "customer.id", "c1"), first.next(), 2);
-        assertThat(second.rows()).extracting(DashboardStore.TaskRow::id).containsExactly(ids.get(1));
+        assertThat(second.rows()).extracting(TaskSummary::id).containsExactly(ids.get(1));
         assertThat(second.next()).isNull();
         assertThat(store.count(search(null, "p", null, null, "customer.id", "c1")))
                 .isEqualTo(3);
