@@ -30,8 +30,8 @@ final class Completer {
     }
 
     /** Queues a success for the batch writer; {@code recorded} is told later whether it landed. */
-    void succeed(Task t, long durationMs, Consumer<Boolean> recorded) {
-        outcomes.submit(new Completions.Success(t, durationMs), recorded);
+    void succeed(Task t, long durationMs, String result, Consumer<Boolean> recorded) {
+        outcomes.submit(new Completions.Success(t, durationMs, result), recorded);
     }
 
     /** Queues a failed attempt (a retry or FAILED) for the batch writer; {@code done} is told later. */
@@ -40,8 +40,8 @@ final class Completer {
     }
 
     /** See {@link Completions#succeedOn}. */
-    boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
-        return completions.succeedOn(c, t, durationMs);
+    boolean succeedOn(Connection c, Task t, long durationMs, String result) throws SQLException {
+        return completions.succeedOn(c, t, durationMs, result);
     }
 
     /** See {@link Completions#cancelled}. */
@@ -63,6 +63,23 @@ final class Completer {
      * Lends a connection to a transactional handler, like every engine connection: the statement
      * timeout bounds its statements and commit, and the outcome counts for health.
      */
+    /** @return the results of the steps {@code taskId} depends on, by step name */
+    java.util.Map<String, String> dependencyResults(long taskId) {
+        return jdbc.withConnection("Read the dependency results of task " + taskId, c -> {
+            java.util.Map<String, String> results = new java.util.HashMap<>();
+            try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT t.step, t.result FROM dbtasks_dependency d"
+                    + " JOIN dbtasks_task t ON t.id = d.depends_on WHERE d.task_id = ?")) {
+                ps.setLong(1, taskId);
+                try (java.sql.ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        results.put(rs.getString(1), rs.getString(2));
+                    }
+                }
+            }
+            return results;
+        });
+    }
+
     <T> T borrow(String what, Jdbc.Work<T> work) {
         return jdbc.borrow(what, work);
     }

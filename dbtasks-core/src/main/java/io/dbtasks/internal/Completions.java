@@ -54,11 +54,23 @@ final class Completions {
     /** The guarded single-row UPDATE per exit. Binds: its per-row values, id, token. */
     private final Map<Exit, TaskUpdate> single = new EnumMap<>(Exit.class);
 
+    /** What a step's end does to the steps waiting for it. */
+    private final Dependents dependents;
+    /** Writes a successful attempt's result. Binds: result, id, token. */
+    private final TaskUpdate storeResult;
+
     Completions(Jdbc jdbc, Dialect dialect, Attempts attempts) {
+        this(jdbc, dialect, attempts, new Dependents(dialect, queue -> {}));
+    }
+
+    Completions(Jdbc jdbc, Dialect dialect, Attempts attempts, Dependents dependents) {
         this.jdbc = jdbc;
+        this.dependents = dependents;
         this.dialect = dialect;
         this.attempts = attempts;
         this.update = new TaskUpdate(dialect);
+        this.storeResult =
+                update.set("result = ?").whereIn(TaskStatus.SUCCEEDED).and("id = ? AND lease_token = ?");
         for (Exit exit : Exit.values()) {
             single.put(exit, update.leaving(exit, "?", "?").held());
             if (exit.history()) {
@@ -79,8 +91,18 @@ final class Completions {
      * @param backoffMs the backoff before a retry, in milliseconds; 0 for other exits
      * @param error the text for {@code last_error}, or {@code null} where the exit writes none
      * @param attempt its attempt row, or {@code null} for none (a hand-back)
+     * @param result the handler's result to store with a success, or {@code null}
      */
-    record Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt) {
+    record Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt, String result) {
+        Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt) {
+            this(task, exit, backoffMs, error, attempt, null);
+        }
+
+        /** @return whether settling it writes more than the task row and its attempt row */
+        boolean needsTransaction() {
+            return task.workflowId() != null || result != null;
+        }
+
         /** @return the outcome that applies instead while a cancel is requested, or {@code null} */
         Outcome cancelledInstead() {
             Exit instead = exit.cancelledInstead();
@@ -98,11 +120,26 @@ final class Completions {
         }
     }
 
-    /** A successful attempt waiting to be recorded. */
-    record Success(Task task, long durationMs) {
+    /**
+     * A successful attempt waiting to be recorded.
+     *
+     * @param task the attempt's task, as claimed
+     * @param durationMs how long it ran
+     * @param result the handler's result (JSON text) to store with it, or {@code null}
+     */
+    record Success(Task task, long durationMs, String result) {
+        Success(Task task, long durationMs) {
+            this(task, durationMs, null);
+        }
+
         Outcome outcome() {
             return new Outcome(
-                    task, Exit.SUCCEEDED, 0, null, Attempts.Row.of(task, durationMs, AttemptOutcome.SUCCEEDED, null));
+                    task,
+                    Exit.SUCCEEDED,
+                    0,
+                    null,
+                    Attempts.Row.of(task, durationMs, AttemptOutcome.SUCCEEDED, null),
+                    result);
         }
     }
 
@@ -156,8 +193,8 @@ final class Completions {
      *
      * @return {@code false} if the lease was lost (0 rows)
      */
-    boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
-        return settle(c, List.of(new Success(t, durationMs).outcome())).containsKey(t.fencingToken());
+    boolean succeedOn(Connection c, Task t, long durationMs, String result) throws SQLException {
+        return settle(c, List.of(new Success(t, durationMs, result).outcome())).containsKey(t.fencingToken());
     }
 
     /**
@@ -169,12 +206,17 @@ final class Completions {
     Set<Long> succeedAll(List<Success> batch) {
         String what = "Record " + batch.size() + " successful attempt(s)";
         List<Outcome> outcomes = new ArrayList<>(batch.size());
+        boolean alone = true;
         for (Success s : batch) {
-            outcomes.add(s.outcome());
+            Outcome o = s.outcome();
+            outcomes.add(o);
+            alone &= !o.needsTransaction();
         }
         // A success has no other way out, so where the dialect has one statement that is all: it needs
-        // no transaction around it, and auto-commit saves the COMMIT's round trip.
-        return Jdbc.retryingDeadlocks(() -> oneStatement.containsKey(Exit.SUCCEEDED)
+        // no transaction around it, and auto-commit saves the COMMIT's round trip. A workflow step's
+        // dependents and a result are written with it, in one transaction.
+        boolean autoCommit = alone && oneStatement.containsKey(Exit.SUCCEEDED);
+        return Jdbc.retryingDeadlocks(() -> autoCommit
                         ? jdbc.withConnection(what, c -> settle(c, outcomes))
                         : jdbc.inTransaction(what, c -> settle(c, outcomes)))
                 .keySet();
@@ -273,6 +315,22 @@ final class Completions {
             settleOne(c, rest.get(0), written);
         } else if (!rest.isEmpty()) {
             settleLocked(c, rest, written);
+        }
+        Map<Long, TaskStatus> steps = new HashMap<>();
+        for (Outcome o : sorted) {
+            TaskStatus status = written.get(o.token());
+            if (status == null) {
+                continue; // lost its lease
+            }
+            if (o.result() != null && status == TaskStatus.SUCCEEDED) {
+                checked(storeResult.run(c, o.result(), o.task().id(), o.token()), o.task());
+            }
+            if (o.task().workflowId() != null && status.isFinal()) {
+                steps.put(o.task().id(), status);
+            }
+        }
+        if (!steps.isEmpty()) {
+            dependents.ended(c, steps);
         }
         return written;
     }

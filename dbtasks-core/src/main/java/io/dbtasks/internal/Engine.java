@@ -109,6 +109,7 @@ public final class Engine {
     private final JdbcSchedules schedules;
     private final JdbcJobDefinitions jobs;
     private final Batches batches;
+    private final io.dbtasks.workflow.Workflows workflows;
     private final QueueControl queueControl;
     private final TaskRetention retention;
 
@@ -167,11 +168,12 @@ public final class Engine {
         this.enqueuer =
                 new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals, enqueueHealth);
         this.queries = new TaskQueries(jdbc, dialect);
-        this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
+        Dependents dependents = new Dependents(dialect, this::wake);
+        this.operations = new TaskOperations(jdbc, dialect, queries, this::wake, dependents);
         this.capabilities =
                 new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
-        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable);
-        this.completions = new Completions(jdbc, dialect, attempts);
+        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable, dependents);
+        this.completions = new Completions(jdbc, dialect, attempts, dependents);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
@@ -181,6 +183,7 @@ public final class Engine {
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
         this.jobs = new JdbcJobDefinitions(jdbc, dialect, mapper, enqueuer::enqueue, schedules);
         this.batches = new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1));
+        this.workflows = new JdbcWorkflows(jdbc, dialect, enqueuer, operations);
         this.retention = new TaskRetention(
                 jdbc,
                 dialect,
@@ -762,6 +765,11 @@ public final class Engine {
     /** @return the chunked batches; see {@link io.dbtasks.batch.Batches} */
     public Batches batches() {
         return batches;
+    }
+
+    /** @return the workflows; see {@link io.dbtasks.workflow.Workflows} */
+    public io.dbtasks.workflow.Workflows workflows() {
+        return workflows;
     }
 
     /** @return the queue pause store */

@@ -78,6 +78,7 @@ final class Execution implements Runnable, TaskContext {
     private volatile long handlerNanos = -1;
     private volatile boolean leaseLost;
     private volatile boolean cancelRequested;
+    private volatile String result;
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
@@ -183,7 +184,7 @@ final class Execution implements Runnable, TaskContext {
         }
         handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
-            completer.succeed(task, elapsedMillis(), this::succeeded);
+            completer.succeed(task, elapsedMillis(), result, this::succeeded);
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
@@ -241,7 +242,7 @@ final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (completer.succeedOn(c, task, elapsedMillis())) {
+            if (completer.succeedOn(c, task, elapsedMillis(), result)) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
@@ -560,6 +561,26 @@ final class Execution implements Runnable, TaskContext {
     @Override
     public java.util.Optional<String> idempotencyKey() {
         return java.util.Optional.ofNullable(task.idempotencyKey());
+    }
+
+    @Override
+    public void setResult(String json) {
+        if (json != null && json.length() > MAX_RESULT_CHARS) {
+            throw new IllegalArgumentException("A task's result may have at most " + MAX_RESULT_CHARS
+                    + " characters, got " + json.length() + "; store large data in your own table and"
+                    + " return its key");
+        }
+        result = json;
+    }
+
+    @Override
+    public java.util.Optional<Long> workflowId() {
+        return java.util.Optional.ofNullable(task.workflowId());
+    }
+
+    @Override
+    public java.util.Map<String, String> dependencyResults() {
+        return task.workflowId() == null ? java.util.Map.of() : completer.dependencyResults(task.id());
     }
 
     @Override

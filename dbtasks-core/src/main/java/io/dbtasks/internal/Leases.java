@@ -44,6 +44,7 @@ public final class Leases {
     private final EngineConfig config;
     private final Events events;
     private final TaskUpdate update;
+    private final Dependents dependents;
     /** Binds: lease millis, id, token. */
     private final TaskUpdate renew;
     /** What this engine can run, read at each claim. */
@@ -51,11 +52,12 @@ public final class Leases {
 
     /** Leases that claim tasks of any kind. */
     Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
-        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY);
+        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY, new Dependents(dialect, queue -> {}));
     }
 
     /**
      * @param claimable what this engine can run, read at each claim; a claim takes nothing else
+     * @param dependents what a workflow step's end does to its dependents
      */
     Leases(
             Jdbc jdbc,
@@ -63,8 +65,10 @@ public final class Leases {
             Attempts attempts,
             EngineConfig config,
             Events events,
-            java.util.function.Supplier<Claimable> claimable) {
+            java.util.function.Supplier<Claimable> claimable,
+            Dependents dependents) {
         this.claimable = claimable;
+        this.dependents = dependents;
         this.events = events;
         this.update = new TaskUpdate(dialect);
         this.renew = update.set("lease_expires_at = " + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now())
@@ -248,6 +252,7 @@ public final class Leases {
                 }
             }
             List<Rescued> done = new ArrayList<>();
+            java.util.Map<Long, TaskStatus> ended = new java.util.HashMap<>();
             for (Expired e : expired) {
                 boolean last = e.attempt() >= e.maxAttempts();
                 TaskStatus next =
@@ -279,9 +284,15 @@ public final class Leases {
                                 reason,
                                 null));
                 done.add(new Rescued(e, reason, next));
+                if (next.isFinal()) {
+                    ended.put(e.id(), next);
+                }
                 if (holding.add(e.id())) {
                     events.hold(e.id());
                 }
+            }
+            if (!ended.isEmpty()) {
+                dependents.ended(c, ended); // workflow steps out of attempts end their dependents too
             }
             return done;
         });

@@ -19,6 +19,7 @@ public final class TaskOperations {
     private final Jdbc jdbc;
     private final TaskQueries queries;
     private final Consumer<String> wake;
+    private final Dependents dependents;
     /** Binds: additional attempts, id. */
     private final TaskUpdate retryFinished;
     /** Binds: id. */
@@ -30,8 +31,15 @@ public final class TaskOperations {
     /** Binds: id. */
     private final TaskUpdate runNow;
 
+    private final TaskUpdate rewait;
+
     TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
+        this(jdbc, dialect, queries, wake, new Dependents(dialect, wake));
+    }
+
+    TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake, Dependents dependents) {
         this.jdbc = jdbc;
+        this.dependents = dependents;
         this.queries = queries;
         this.wake = wake;
         TaskUpdate update = new TaskUpdate(dialect);
@@ -40,12 +48,16 @@ public final class TaskOperations {
                 .set("run_at = " + now + ", max_attempts = GREATEST(max_attempts, attempt + ?)")
                 .whereIn(TaskStatus.FAILED, TaskStatus.CANCELLED)
                 .and("id = ?");
-        this.cancelPending =
-                update.to(TaskStatus.CANCELLED).whereIn(TaskStatus.PENDING).and("id = ?");
+        // A waiting workflow step is cancelled as a pending task is; blocked_by stays NULL, so a retry
+        // of one of its dependencies does not revive it.
+        this.cancelPending = update.to(TaskStatus.CANCELLED)
+                .whereIn(TaskStatus.PENDING, TaskStatus.WAITING)
+                .and("id = ?");
         // A running handler is stopped cooperatively: its worker sees the flag at the next heartbeat.
         this.requestCancel = update.set("cancel_requested = TRUE")
                 .whereIn(TaskStatus.RUNNING)
                 .and("id = ?");
+        this.rewait = update.to(TaskStatus.WAITING).whereIn(TaskStatus.PENDING).and("id = ? AND waiting_for > 0");
         this.reschedulePending =
                 update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
         // PENDING: due now. FAILED or CANCELLED: retried now with one more attempt, as retryFinished.
@@ -63,12 +75,26 @@ public final class TaskOperations {
         if (additionalAttempts < 1) {
             throw new IllegalArgumentException("additionalAttempts must be at least 1, got " + additionalAttempts);
         }
-        int n = update(retryFinished, additionalAttempts, id);
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retry task " + id, c -> {
+            int updated = retryFinished.run(c, additionalAttempts, id);
+            if (updated == 1) {
+                // A workflow step cancelled while it waited waits again for what it still lacks.
+                rewait.run(c, id);
+                dependents.retried(c, id); // the steps its end cancelled wait for it again
+            }
+            return updated;
+        }));
         return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
     }
 
     public Task cancel(long id) {
-        int n = update(cancelPending, id);
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Cancel task " + id, c -> {
+            int updated = cancelPending.run(c, id);
+            if (updated == 1) {
+                dependents.ended(c, java.util.Map.of(id, TaskStatus.CANCELLED));
+            }
+            return updated;
+        }));
         if (n == 0) {
             n = update(requestCancel, id);
         }
