@@ -164,6 +164,27 @@ public interface TaskContext {
         return java.util.Optional.ofNullable(dependencyResults().get(step));
     }
 
+    /**
+     * Adds a step to this step's workflow (a fan-out): inserted only if this attempt succeeds, in the
+     * transaction that records the success (the handler's own, for a transactional handler), and
+     * claimable as soon as that commits. The steps named in {@code downstream} also wait for the new
+     * step (a fan-in): each must be a WAITING step of this workflow that depends on this step, so it
+     * cannot have been released before the new step exists. A failed attempt adds nothing; its retry
+     * adds its steps anew.
+     *
+     * @param step the new step's name, unique in the workflow, 1 to 200 characters
+     * @param request its task; without an idempotency key
+     * @param downstream names of steps of this workflow that wait for the new step too
+     * @throws IllegalArgumentException if the name is blank, too long or taken, the request has an
+     *     idempotency key, or a downstream step is not a WAITING dependent of this step
+     * @throws IllegalStateException if this task is not a workflow step
+     * @throws UnsupportedOperationException if this context adds no steps (a test double)
+     * @throws DbTasksException if the database fails while the names are checked
+     */
+    default void addStep(String step, TaskRequest request, String... downstream) {
+        throw new UnsupportedOperationException("This TaskContext does not add workflow steps");
+    }
+
     private static java.util.Optional<java.time.Instant> slotOfKey(@Nullable String key) {
         String prefix = "schedule:";
         if (key == null || !key.startsWith(prefix)) {

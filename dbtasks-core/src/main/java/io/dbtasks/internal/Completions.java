@@ -56,16 +56,28 @@ final class Completions {
 
     /** What a step's end does to the steps waiting for it. */
     private final Dependents dependents;
+    /** Inserts the steps a successful attempt adds to its workflow. */
+    private final FanOut fanOut;
+
+    /** Inserts the steps a successful attempt adds to its workflow, on the settling transaction. */
+    @FunctionalInterface
+    interface FanOut {
+        void add(Connection c, Task adder, List<AddedStep> steps) throws SQLException;
+    }
+
     /** Writes a successful attempt's result. Binds: result, id, token. */
     private final TaskUpdate storeResult;
 
     Completions(Jdbc jdbc, Dialect dialect, Attempts attempts) {
-        this(jdbc, dialect, attempts, new Dependents(dialect, queue -> {}));
+        this(jdbc, dialect, attempts, new Dependents(dialect, queue -> {}), (c, adder, steps) -> {
+            throw new IllegalStateException("this engine adds no workflow steps");
+        });
     }
 
-    Completions(Jdbc jdbc, Dialect dialect, Attempts attempts, Dependents dependents) {
+    Completions(Jdbc jdbc, Dialect dialect, Attempts attempts, Dependents dependents, FanOut fanOut) {
         this.jdbc = jdbc;
         this.dependents = dependents;
+        this.fanOut = fanOut;
         this.dialect = dialect;
         this.attempts = attempts;
         this.update = new TaskUpdate(dialect);
@@ -92,10 +104,18 @@ final class Completions {
      * @param error the text for {@code last_error}, or {@code null} where the exit writes none
      * @param attempt its attempt row, or {@code null} for none (a hand-back)
      * @param result the handler's result to store with a success, or {@code null}
+     * @param added the steps a success adds to its workflow; empty for none
      */
-    record Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt, String result) {
+    record Outcome(
+            Task task,
+            Exit exit,
+            long backoffMs,
+            String error,
+            Attempts.Row attempt,
+            String result,
+            List<AddedStep> added) {
         Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt) {
-            this(task, exit, backoffMs, error, attempt, null);
+            this(task, exit, backoffMs, error, attempt, null, List.of());
         }
 
         /** @return whether settling it writes more than the task row and its attempt row */
@@ -126,10 +146,11 @@ final class Completions {
      * @param task the attempt's task, as claimed
      * @param durationMs how long it ran
      * @param result the handler's result (JSON text) to store with it, or {@code null}
+     * @param added the steps it adds to its workflow; empty for none
      */
-    record Success(Task task, long durationMs, String result) {
+    record Success(Task task, long durationMs, String result, List<AddedStep> added) {
         Success(Task task, long durationMs) {
-            this(task, durationMs, null);
+            this(task, durationMs, null, List.of());
         }
 
         Outcome outcome() {
@@ -139,7 +160,8 @@ final class Completions {
                     0,
                     null,
                     Attempts.Row.of(task, durationMs, AttemptOutcome.SUCCEEDED, null),
-                    result);
+                    result,
+                    added);
         }
     }
 
@@ -193,8 +215,9 @@ final class Completions {
      *
      * @return {@code false} if the lease was lost (0 rows)
      */
-    boolean succeedOn(Connection c, Task t, long durationMs, String result) throws SQLException {
-        return settle(c, List.of(new Success(t, durationMs, result).outcome())).containsKey(t.fencingToken());
+    boolean succeedOn(Connection c, Task t, long durationMs, String result, List<AddedStep> added) throws SQLException {
+        return settle(c, List.of(new Success(t, durationMs, result, added).outcome()))
+                .containsKey(t.fencingToken());
     }
 
     /**
@@ -204,6 +227,24 @@ final class Completions {
      * @return the fencing tokens of the attempts recorded
      */
     Set<Long> succeedAll(List<Success> batch) {
+        // A success that adds steps inserts tasks, which a bad request can fail: each such success
+        // is settled in a transaction of its own, so it fails no other.
+        List<Success> shared = new ArrayList<>(batch.size());
+        Set<Long> recorded = new java.util.HashSet<>();
+        for (Success s : batch) {
+            if (s.added().isEmpty()) {
+                shared.add(s);
+            } else {
+                recorded.addAll(settleSuccesses(List.of(s)));
+            }
+        }
+        if (!shared.isEmpty()) {
+            recorded.addAll(settleSuccesses(shared));
+        }
+        return recorded;
+    }
+
+    private Set<Long> settleSuccesses(List<Success> batch) {
         String what = "Record " + batch.size() + " successful attempt(s)";
         List<Outcome> outcomes = new ArrayList<>(batch.size());
         boolean alone = true;
@@ -324,6 +365,9 @@ final class Completions {
             }
             if (o.result() != null && status == TaskStatus.SUCCEEDED) {
                 checked(storeResult.run(c, o.result(), o.task().id(), o.token()), o.task());
+            }
+            if (!o.added().isEmpty() && status == TaskStatus.SUCCEEDED) {
+                fanOut.add(c, o.task(), o.added()); // before its dependents count it down
             }
             if (o.task().workflowId() != null && status.isFinal()) {
                 steps.put(o.task().id(), status);

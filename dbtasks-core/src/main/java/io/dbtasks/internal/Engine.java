@@ -173,7 +173,9 @@ public final class Engine {
         this.capabilities =
                 new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
         this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable, dependents);
-        this.completions = new Completions(jdbc, dialect, attempts, dependents);
+        JdbcWorkflows workflowStore = new JdbcWorkflows(jdbc, dialect, enqueuer, operations);
+        this.workflows = workflowStore;
+        this.completions = new Completions(jdbc, dialect, attempts, dependents, workflowStore::addSteps);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
@@ -183,7 +185,6 @@ public final class Engine {
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
         this.jobs = new JdbcJobDefinitions(jdbc, dialect, mapper, enqueuer::enqueue, schedules);
         this.batches = new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1));
-        this.workflows = new JdbcWorkflows(jdbc, dialect, enqueuer, operations);
         this.retention = new TaskRetention(
                 jdbc,
                 dialect,

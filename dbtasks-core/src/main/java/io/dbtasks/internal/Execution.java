@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -79,6 +80,9 @@ final class Execution implements Runnable, TaskContext {
     private volatile boolean leaseLost;
     private volatile boolean cancelRequested;
     private volatile String result;
+    /** Steps this attempt adds to its workflow if it succeeds. */
+    private final List<AddedStep> added = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
@@ -184,7 +188,7 @@ final class Execution implements Runnable, TaskContext {
         }
         handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
-            completer.succeed(task, elapsedMillis(), result, this::succeeded);
+            completer.succeed(task, elapsedMillis(), result, List.copyOf(added), this::succeeded);
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
@@ -242,7 +246,7 @@ final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (completer.succeedOn(c, task, elapsedMillis(), result)) {
+            if (completer.succeedOn(c, task, elapsedMillis(), result, List.copyOf(added))) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
@@ -571,6 +575,32 @@ final class Execution implements Runnable, TaskContext {
                     + " return its key");
         }
         result = json;
+    }
+
+    @Override
+    public void addStep(String step, io.dbtasks.TaskRequest request, String... downstream) {
+        java.util.Objects.requireNonNull(step, "step");
+        java.util.Objects.requireNonNull(request, "request");
+        if (task.workflowId() == null) {
+            throw new IllegalStateException(
+                    "Task " + task.id() + " is not a workflow step; only a step can add steps to its workflow");
+        }
+        if (step.isBlank() || step.length() > io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("A step name must have 1 to "
+                    + io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH + " characters and not be blank; got '" + step
+                    + "'");
+        }
+        if (request.idempotencyKey() != null) {
+            throw new IllegalArgumentException("Added step '" + step + "' has an idempotency key; steps take none");
+        }
+        for (AddedStep a : added) {
+            if (a.name().equals(step)) {
+                throw new IllegalArgumentException("This attempt added a step named '" + step + "' already");
+            }
+        }
+        List<String> waiting = List.of(downstream);
+        completer.checkAddedStep(task, step, waiting);
+        added.add(new AddedStep(step, request, waiting));
     }
 
     @Override

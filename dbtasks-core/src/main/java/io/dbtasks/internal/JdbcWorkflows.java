@@ -45,6 +45,8 @@ final class JdbcWorkflows implements Workflows {
     private final TaskUpdate waiting;
     /** A step without dependencies. Binds: workflow id, step, task id. */
     private final TaskUpdate ready;
+    /** A downstream step waits for more added steps. Binds: how many, task id. */
+    private final TaskUpdate moreToWaitFor;
     /** Cancels a workflow's steps that have not started. Binds: workflow id. */
     private final TaskUpdate cancelUnstarted;
 
@@ -61,6 +63,7 @@ final class JdbcWorkflows implements Workflows {
         this.ready = update.set("workflow_id = ?, step = ?, waiting_for = 0")
                 .whereIn(TaskStatus.PENDING)
                 .and("id = ?");
+        this.moreToWaitFor = update.set("waiting_for = waiting_for + ?").and("id = ?");
         this.cancelUnstarted = update.to(TaskStatus.CANCELLED)
                 .set("last_error = 'Cancelled with its workflow before it started'")
                 .whereIn(TaskStatus.WAITING, TaskStatus.PENDING)
@@ -158,6 +161,88 @@ final class JdbcWorkflows implements Workflows {
             }
         }
         return new WorkflowRun(id, workflow.name(), createdAt, steps);
+    }
+
+    /**
+     * Inserts the steps {@code adder} adds to its workflow, on the transaction that records its
+     * success: claimable once it commits, and each also a dependency of its downstream steps, whose
+     * counts go up before the adder's success counts them down.
+     */
+    void addSteps(Connection c, io.dbtasks.Task adder, List<AddedStep> steps) throws SQLException {
+        long workflowId = adder.workflowId();
+        List<TaskRequest> requests = new ArrayList<>(steps.size());
+        for (AddedStep s : steps) {
+            requests.add(s.request());
+        }
+        List<EnqueueResult> tasks = enqueuer.enqueue(c, requests);
+        Map<String, Integer> extra = new java.util.TreeMap<>();
+        try (PreparedStatement ps = c.prepareStatement(ready.sql())) {
+            for (int k = 0; k < steps.size(); k++) {
+                ready.bind(
+                        ps, workflowId, steps.get(k).name(), tasks.get(k).task().id());
+                ps.addBatch();
+                for (String d : steps.get(k).downstream()) {
+                    extra.merge(d, 1, Integer::sum);
+                }
+            }
+            ps.executeBatch();
+        }
+        if (extra.isEmpty()) {
+            return;
+        }
+        Map<String, Long> downstream = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, step FROM dbtasks_task WHERE workflow_id = ? AND"
+                + " step IN (" + String.join(", ", Collections.nCopies(extra.size(), "?")) + ")")) {
+            int i = 1;
+            ps.setLong(i++, workflowId);
+            for (String d : extra.keySet()) {
+                ps.setString(i++, d);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    downstream.put(rs.getString(2), rs.getLong(1));
+                }
+            }
+        }
+        List<long[]> edges = new ArrayList<>();
+        for (int k = 0; k < steps.size(); k++) {
+            for (String d : steps.get(k).downstream()) {
+                Long id = downstream.get(d);
+                if (id == null) {
+                    throw new SQLException("Step '" + d + "' of workflow " + workflowId + " was deleted");
+                }
+                edges.add(new long[] {id, tasks.get(k).task().id()});
+            }
+        }
+        insertEdges(c, edges, Collections.nCopies(edges.size(), Dependency.OnFailure.CANCEL.name()));
+        List<Long> ids = new ArrayList<>(downstream.values());
+        Collections.sort(ids); // one lock order for all writers
+        for (long id : ids) {
+            String step = null;
+            for (Map.Entry<String, Long> e : downstream.entrySet()) {
+                if (e.getValue() == id) {
+                    step = e.getKey();
+                }
+            }
+            moreToWaitFor.run(c, extra.get(step), id);
+        }
+    }
+
+    private static void insertEdges(Connection c, List<long[]> edges, List<String> policies) throws SQLException {
+        for (int from = 0; from < edges.size(); from += EDGE_PAGE) {
+            int to = Math.min(edges.size(), from + EDGE_PAGE);
+            try (PreparedStatement ps =
+                    c.prepareStatement("INSERT INTO dbtasks_dependency (task_id, depends_on, on_failure) VALUES "
+                            + String.join(", ", Collections.nCopies(to - from, "(?, ?, ?)")))) {
+                int i = 1;
+                for (int k = from; k < to; k++) {
+                    ps.setLong(i++, edges.get(k)[0]);
+                    ps.setLong(i++, edges.get(k)[1]);
+                    ps.setString(i++, policies.get(k));
+                }
+                ps.executeUpdate();
+            }
+        }
     }
 
     private Optional<Instant> createdAt(Connection c, long id) throws SQLException {

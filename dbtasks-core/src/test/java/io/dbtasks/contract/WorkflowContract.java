@@ -272,4 +272,59 @@ public abstract class WorkflowContract extends EngineHarness {
         }
         assertThat(edges).isGreaterThan(total);
     }
+
+    @Test
+    void aStepThatAddsOneHundredStepsIsFollowedByAFanInThatRunsOnceAfterThemAll() throws Exception {
+        int parts = 100;
+        AtomicBoolean failFirstSplit = new AtomicBoolean(true);
+        List<DbTasks> all = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            all.add(engine(b -> b.queue("wf", 2)
+                    .handler("split", Void.class, (ctx, none) -> {
+                        runs.merge(ctx.taskId(), 1, Integer::sum);
+                        for (int p = 0; p < parts; p++) {
+                            ctx.addStep("part-" + p, step("fan", "part-" + p), "merge");
+                        }
+                        if (failFirstSplit.getAndSet(false)) {
+                            throw new IllegalStateException("the first attempt adds its steps and fails");
+                        }
+                    })
+                    .handler("step", Step.class, (ctx, step) -> {
+                        runs.merge(ctx.taskId(), 1, Integer::sum);
+                        read.put(ctx.taskId(), ctx.dependencyResults());
+                        ctx.setResult("\"" + step.name() + "\"");
+                    })));
+        }
+        all.forEach(DbTasks::start);
+        WorkflowRun run = all.get(0)
+                .workflows()
+                .insert(Workflow.named("fan")
+                        .step(
+                                "split",
+                                TaskRequest.builder("split")
+                                        .queue("wf")
+                                        .retryPolicy(io.dbtasks.RetryPolicy.fixed(java.time.Duration.ofMillis(10)))
+                                        .build())
+                        .step("merge", step("fan", "merge"), "split")
+                        .build());
+        long merge = run.taskId("merge");
+        awaitStatus(all.get(0), merge, TaskStatus.SUCCEEDED);
+
+        WorkflowRun done = all.get(0).workflows().find(run.id()).orElseThrow();
+        assertThat(done.steps()).hasSize(parts + 2);
+        assertThat(done.steps()).allSatisfy(s -> assertThat(s.status()).isEqualTo(TaskStatus.SUCCEEDED));
+        assertThat(done.step("merge").orElseThrow().dependencies()).hasSize(parts + 1);
+        assertThat(runs.get(run.taskId("split"))).isEqualTo(2); // the failed attempt added nothing
+        assertThat(runs.get(merge)).isEqualTo(1);
+        assertThat(read.get(merge)).hasSize(parts + 1).containsEntry("part-7", "\"part-7\"");
+        java.time.Instant mergeStarted = (java.time.Instant) attempts(merge).get(0)[0];
+        for (StepState s : done.steps()) {
+            if (s.name().startsWith("part-")) {
+                assertThat(runs.get(s.taskId())).isEqualTo(1);
+                List<Object[]> a = attempts(s.taskId());
+                assertThat(a).hasSize(1);
+                assertThat(after(mergeStarted, (java.time.Instant) a.get(0)[1])).isTrue();
+            }
+        }
+    }
 }
