@@ -41,6 +41,8 @@ final class Dependents {
 
     static final String RUN = "RUN";
 
+    static final String RUN_IF_ANY_FAILED = "RUN_IF_ANY_FAILED";
+
     private static final int MAX_REASON = 4000;
 
     private final Dialect dialect;
@@ -48,6 +50,9 @@ final class Dependents {
     private final TaskUpdate release;
     private final TaskUpdate cancel;
     private final TaskUpdate revive;
+    /** A step that runs only on a failure, all of whose dependencies succeeded. */
+    private final TaskUpdate skipped;
+
     private final Consumer<String> wake;
 
     /**
@@ -65,6 +70,10 @@ final class Dependents {
                 .and("id = ?");
         this.cancel = update.to(TaskStatus.CANCELLED)
                 .set("waiting_for = ?, blocked_by = ?, last_error = ?")
+                .whereIn(TaskStatus.WAITING)
+                .and("id = ?");
+        this.skipped = update.to(TaskStatus.CANCELLED)
+                .set("waiting_for = 0, last_error = ?")
                 .whereIn(TaskStatus.WAITING)
                 .and("id = ?");
         this.revive = update.to(TaskStatus.WAITING)
@@ -107,7 +116,7 @@ final class Dependents {
             for (Edge e : edges) {
                 TaskStatus status = round.get(e.dependsOn());
                 satisfied.putIfAbsent(e.taskId(), 0);
-                if (status == TaskStatus.SUCCEEDED || RUN.equals(e.onFailure())) {
+                if (status == TaskStatus.SUCCEEDED || !CANCEL.equals(e.onFailure())) {
                     satisfied.merge(e.taskId(), 1, Integer::sum);
                 } else {
                     cancelling.putIfAbsent(e.taskId(), e);
@@ -130,7 +139,12 @@ final class Dependents {
                         next.put(w.id(), TaskStatus.CANCELLED);
                     }
                 } else if (left <= 0 && w.status() == TaskStatus.WAITING) {
-                    if (TaskUpdate.checked(release.run(c, w.id()), "release of dependent " + w.id())) {
+                    String skip = noFailureToRunOn(c, w.id());
+                    if (skip != null) {
+                        if (TaskUpdate.checked(skipped.run(c, skip, w.id()), "cancel of " + w.id())) {
+                            next.put(w.id(), TaskStatus.CANCELLED);
+                        }
+                    } else if (TaskUpdate.checked(release.run(c, w.id()), "release of dependent " + w.id())) {
                         released.add(w.queue());
                     }
                 } else if (d.getValue() > 0) {
@@ -192,6 +206,26 @@ final class Dependents {
             round = next;
         }
         signal(c, released);
+    }
+
+    /**
+     * @return for a step with {@link #RUN_IF_ANY_FAILED} edges none of whose dependencies failed, the
+     *     reason it is cancelled; else {@code null}: it runs
+     */
+    private static String noFailureToRunOn(Connection c, long id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*), SUM(CASE WHEN "
+                + TaskUpdate.is("t.status", TaskStatus.SUCCEEDED) + " THEN 0 ELSE 1 END) FROM dbtasks_dependency d"
+                + " JOIN dbtasks_task t ON t.id = d.depends_on WHERE d.task_id = ? AND d.on_failure = ?")) {
+            ps.setLong(1, id);
+            ps.setString(2, RUN_IF_ANY_FAILED);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long edges = rs.getLong(1);
+                return edges > 0 && rs.getLong(2) == 0
+                        ? "Every dependency it runs on the failure of succeeded; it runs only if one fails"
+                        : null;
+            }
+        }
     }
 
     private void signal(Connection c, Set<String> queues) throws SQLException {

@@ -184,7 +184,8 @@ public final class Engine {
         this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig, handlers.kinds());
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
         this.jobs = new JdbcJobDefinitions(jdbc, dialect, mapper, enqueuer::enqueue, schedules);
-        this.batches = new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1));
+        this.batches =
+                new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1), workflows);
         this.retention = new TaskRetention(
                 jdbc,
                 dialect,

@@ -19,7 +19,13 @@ public record Dependency(String step, OnFailure onFailure) {
         /** The waiting step is cancelled with the reason, and its own dependents with it. */
         CANCEL,
         /** The waiting step runs anyway, once its other dependencies are satisfied. */
-        RUN
+        RUN,
+        /**
+         * The edge is satisfied whatever the outcome, and the waiting step runs only if at least one
+         * of its dependencies through such edges failed for good or was cancelled; if all of them
+         * succeeded, it is cancelled (a step that handles a failure, a batch's on-failure callback).
+         */
+        RUN_IF_ANY_FAILED
     }
 
     /**
@@ -54,5 +60,16 @@ public record Dependency(String step, OnFailure onFailure) {
      */
     public Dependency runAnyway() {
         return new Dependency(step, OnFailure.RUN);
+    }
+
+    /**
+     * The same edge, for a step that runs only on failure: once every dependency has ended, it runs
+     * if one of its {@link OnFailure#RUN_IF_ANY_FAILED} dependencies failed or was cancelled, and is
+     * cancelled otherwise.
+     *
+     * @return a dependency with {@link OnFailure#RUN_IF_ANY_FAILED}
+     */
+    public Dependency runIfAnyFailed() {
+        return new Dependency(step, OnFailure.RUN_IF_ANY_FAILED);
     }
 }

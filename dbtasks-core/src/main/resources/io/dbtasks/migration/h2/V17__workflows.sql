@@ -17,9 +17,9 @@ CREATE UNIQUE INDEX dbtasks_task_workflow_step_idx ON dbtasks_task (workflow_id,
 CREATE TABLE dbtasks_dependency (
     task_id     BIGINT      NOT NULL,
     depends_on  BIGINT      NOT NULL,
-    on_failure  VARCHAR(16) NOT NULL,
+    on_failure  VARCHAR(32) NOT NULL,
     PRIMARY KEY (depends_on, task_id),
-    CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN'))
+    CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN', 'RUN_IF_ANY_FAILED'))
 );
 CREATE INDEX dbtasks_dependency_task_idx ON dbtasks_dependency (task_id);
 

@@ -29,13 +29,14 @@ CREATE UNIQUE INDEX dbtasks_task_workflow_step_idx ON dbtasks_task (workflow_id,
     WHERE workflow_id IS NOT NULL;
 
 -- One row per dependency edge: task_id waits for depends_on. on_failure: what happens to task_id
--- when depends_on fails for good or is cancelled (CANCEL it, or RUN it anyway).
+-- when depends_on fails for good or is cancelled (CANCEL it, or RUN it anyway), or RUN_IF_ANY_FAILED:
+-- task_id runs once all its dependencies ended only if one of these failed or was cancelled.
 CREATE TABLE dbtasks_dependency (
     task_id     BIGINT      NOT NULL,
     depends_on  BIGINT      NOT NULL,
-    on_failure  VARCHAR(16) NOT NULL,
+    on_failure  VARCHAR(32) NOT NULL,
     PRIMARY KEY (depends_on, task_id),
-    CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN'))
+    CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN', 'RUN_IF_ANY_FAILED'))
 );
 CREATE INDEX dbtasks_dependency_task_idx ON dbtasks_dependency (task_id);
 
