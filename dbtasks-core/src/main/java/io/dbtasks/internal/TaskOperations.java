@@ -125,6 +125,10 @@ public final class TaskOperations {
                     ps.setLong(1, id);
                     ps.executeUpdate();
                 }
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id = ?")) {
+                    ps.setLong(1, id);
+                    ps.executeUpdate();
+                }
             }
             return deleted;
         });

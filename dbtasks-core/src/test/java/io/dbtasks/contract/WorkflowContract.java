@@ -165,6 +165,12 @@ public abstract class WorkflowContract extends EngineHarness {
         assertThat(tasks.workflows().cancel(run.id())).isEqualTo(2);
         assertThat(tasks.workflows().find(run.id()).orElseThrow().steps())
                 .allSatisfy(s -> assertThat(s.status()).isEqualTo(TaskStatus.CANCELLED));
+
+        // Retention removes the finished steps with their edges and then the workflow row.
+        sql("UPDATE dbtasks_task SET finished_at = ?", java.time.Instant.now().minus(java.time.Duration.ofDays(400)));
+        assertThat(tasks.sweepRetention()).isEqualTo(2);
+        assertThat(tasks.workflows().find(run.id())).isEmpty();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_dependency")).isZero();
     }
 
     @Test
