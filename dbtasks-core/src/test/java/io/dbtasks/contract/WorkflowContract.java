@@ -333,4 +333,38 @@ public abstract class WorkflowContract extends EngineHarness {
             }
         }
     }
+
+    @Test
+    void aTransactionalStepStoresItsResultAndAddsItsStepsWithItsOwnCommit() {
+        AtomicBoolean firstAttempt = new AtomicBoolean(true);
+        DbTasks tasks = engine(b -> b.queue("wf", 2)
+                .transactionalHandler("tx-step", Void.class, (ctx, tx, none) -> {
+                    ctx.setResult("{\"from\":\"tx\"}");
+                    ctx.addStep("extra", step("tx", "extra"), "end");
+                    if (firstAttempt.getAndSet(false)) {
+                        throw new IllegalStateException("the first attempt rolls back its result and step");
+                    }
+                })
+                .handler("step", Step.class, (ctx, step) -> {
+                    runs.merge(ctx.taskId(), 1, Integer::sum);
+                    read.put(ctx.taskId(), ctx.dependencyResults());
+                    ctx.setResult("\"" + step.name() + "\"");
+                }));
+        tasks.start();
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("tx")
+                        .step(
+                                "t",
+                                TaskRequest.builder("tx-step")
+                                        .queue("wf")
+                                        .retryPolicy(io.dbtasks.RetryPolicy.fixed(java.time.Duration.ofMillis(10)))
+                                        .build())
+                        .step("end", step("tx", "end"), "t")
+                        .build());
+        long end = run.taskId("end");
+        awaitStatus(tasks, end, TaskStatus.SUCCEEDED);
+        assertThat(read.get(end)).isEqualTo(Map.of("t", "{\"from\":\"tx\"}", "extra", "\"extra\""));
+        assertThat(runs.get(end)).isEqualTo(1);
+        assertThat(tasks.workflows().find(run.id()).orElseThrow().steps()).hasSize(3);
+    }
 }
