@@ -40,8 +40,15 @@ final class Completer {
     }
 
     /** See {@link Completions#succeedOn}. */
-    boolean succeedOn(Connection c, Task t, long durationMs, String result, List<AddedStep> added) throws SQLException {
-        return completions.succeedOn(c, t, durationMs, result, added);
+    boolean succeedOn(
+            Connection c, Task t, long durationMs, String result, List<AddedStep> added, java.util.Set<String> released)
+            throws SQLException {
+        return completions.succeedOn(c, t, durationMs, result, added, released);
+    }
+
+    /** Wakes the local workers of queues whose steps a committed settle released. */
+    void wakeReleased(java.util.Set<String> queues) {
+        completions.wakeReleased(queues);
     }
 
     /** See {@link Completions#cancelled}. */

@@ -26,7 +26,7 @@ import java.util.Set;
 
 /**
  * Settles attempts: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or handed
- * back on shutdown. One operation does it for any mix of them, {@link #settle(Connection, List)},
+ * back on shutdown. One operation does it for any mix of them, {@link #settle(Connection, List, Set)},
  * each attempt an {@link Outcome} value naming its way out of RUNNING ({@link Exit}), whose column
  * rules are {@link TaskUpdate}'s one table. Every write is guarded by the lease ({@code id AND
  * lease_token AND RUNNING}) and goes, in the same transaction, with the attempt row; an attempt
@@ -213,11 +213,18 @@ final class Completions {
      * committing: the caller commits if this returns {@code true} and rolls back otherwise, so the
      * handler's effects and SUCCEEDED commit together or not at all.
      *
+     * @param released gets the queues of the dependents it made PENDING, to wake after the commit
      * @return {@code false} if the lease was lost (0 rows)
      */
-    boolean succeedOn(Connection c, Task t, long durationMs, String result, List<AddedStep> added) throws SQLException {
-        return settle(c, List.of(new Success(t, durationMs, result, added).outcome()))
+    boolean succeedOn(Connection c, Task t, long durationMs, String result, List<AddedStep> added, Set<String> released)
+            throws SQLException {
+        return settle(c, List.of(new Success(t, durationMs, result, added).outcome()), released)
                 .containsKey(t.fencingToken());
+    }
+
+    /** Wakes the local workers of {@code queues}, whose steps a committed settle released. */
+    void wakeReleased(Set<String> queues) {
+        dependents.wake(queues);
     }
 
     /**
@@ -257,10 +264,13 @@ final class Completions {
         // no transaction around it, and auto-commit saves the COMMIT's round trip. A workflow step's
         // dependents and a result are written with it, in one transaction.
         boolean autoCommit = alone && oneStatement.containsKey(Exit.SUCCEEDED);
-        return Jdbc.retryingDeadlocks(() -> autoCommit
-                        ? jdbc.withConnection(what, c -> settle(c, outcomes))
-                        : jdbc.inTransaction(what, c -> settle(c, outcomes)))
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<Long> recorded = Jdbc.retryingDeadlocks(() -> autoCommit
+                        ? jdbc.withConnection(what, c -> settle(c, outcomes, released))
+                        : jdbc.inTransaction(what, c -> settle(c, outcomes, released)))
                 .keySet();
+        dependents.wake(released);
+        return recorded;
     }
 
     /**
@@ -277,8 +287,11 @@ final class Completions {
         for (Failure f : batch) {
             outcomes.add(f.settled());
         }
-        return Jdbc.retryingDeadlocks(
-                () -> jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> settle(c, outcomes)));
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Map<Long, TaskStatus> written = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction(
+                "Record " + batch.size() + " failed attempt(s)", c -> settle(c, outcomes, released)));
+        dependents.wake(released);
+        return written;
     }
 
     /**
@@ -305,8 +318,11 @@ final class Completions {
                 0,
                 "Cancelled by an operator while running",
                 Attempts.Row.of(t, durationMs, AttemptOutcome.CANCELLED, error));
-        return jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o)))
+        Set<String> released = new java.util.HashSet<>();
+        boolean recorded = jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o), released))
                 .containsKey(t.fencingToken());
+        dependents.wake(released);
+        return recorded;
     }
 
     /**
@@ -318,8 +334,11 @@ final class Completions {
      */
     Optional<TaskStatus> handBack(Task t) {
         Outcome o = new Outcome(t, Exit.HAND_BACK, 0, null, null);
-        return Optional.ofNullable(jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o)))
-                .get(t.fencingToken()));
+        Set<String> released = new java.util.HashSet<>();
+        TaskStatus written = jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o), released))
+                .get(t.fencingToken());
+        dependents.wake(released);
+        return Optional.ofNullable(written);
     }
 
     /**
@@ -332,7 +351,7 @@ final class Completions {
      * @param outcomes the attempts, each task at most once
      * @return the status written by fencing token; a token missing lost its lease
      */
-    Map<Long, TaskStatus> settle(Connection c, List<Outcome> outcomes) throws SQLException {
+    Map<Long, TaskStatus> settle(Connection c, List<Outcome> outcomes, Set<String> released) throws SQLException {
         List<Outcome> sorted = new ArrayList<>(outcomes);
         sorted.sort(Comparator.comparingLong(o -> o.task().id()));
         Map<Long, TaskStatus> written = new HashMap<>();
@@ -374,7 +393,7 @@ final class Completions {
             }
         }
         if (!steps.isEmpty()) {
-            dependents.ended(c, steps);
+            dependents.ended(c, steps, released);
         }
         return written;
     }

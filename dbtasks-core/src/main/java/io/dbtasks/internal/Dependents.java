@@ -27,9 +27,10 @@ import java.util.function.Consumer;
  *
  * <p>A WAITING step holds in {@code waiting_for} how many of its dependencies are not yet satisfied.
  * A dependency that SUCCEEDED satisfies its edges; one that FAILED or was CANCELLED satisfies the
- * edges whose {@code on_failure} is RUN, and cancels the dependents whose edge is CANCEL (their
- * {@code blocked_by} naming it, their {@code last_error} the reason), which in turn ends their own
- * dependents. A step whose counter reaches 0 while WAITING moves to PENDING, due at once (or at its
+ * edges whose {@code on_failure} is RUN or RUN_IF_ANY_FAILED, and cancels the dependents whose
+ * edge is CANCEL (their {@code blocked_by} naming it, their {@code last_error} the reason), which in
+ * turn ends their own dependents. A step with RUN_IF_ANY_FAILED edges is released only if one of
+ * those dependencies did not succeed, and cancelled otherwise. A step whose counter reaches 0 while WAITING moves to PENDING, due at once (or at its
  * own later {@code run_at}). The dependents' rows are locked by key in id order before they are
  * changed, so concurrent settles of two dependencies of one step count down one after the other.
  *
@@ -94,16 +95,18 @@ final class Dependents {
      * @param c the transaction that ended them
      * @param ended each ended step's id and its final state (SUCCEEDED, FAILED or CANCELLED); other
      *     states are ignored
+     * @param released gets the queues of the steps made PENDING, for {@link #wake} once {@code c}
+     *     has committed (a local worker woken before would find nothing)
      * @throws SQLException if the database fails
      */
-    void ended(Connection c, Map<Long, TaskStatus> ended) throws SQLException {
+    void ended(Connection c, Map<Long, TaskStatus> ended, Set<String> released) throws SQLException {
         Map<Long, TaskStatus> round = new TreeMap<>();
         ended.forEach((id, status) -> {
             if (status.isFinal()) {
                 round.put(id, status);
             }
         });
-        Set<String> released = new LinkedHashSet<>();
+        Set<String> queues = new LinkedHashSet<>();
         while (!round.isEmpty()) {
             List<Edge> edges = edgesFrom(c, round.keySet());
             if (edges.isEmpty()) {
@@ -145,7 +148,7 @@ final class Dependents {
                             next.put(w.id(), TaskStatus.CANCELLED);
                         }
                     } else if (TaskUpdate.checked(release.run(c, w.id()), "release of dependent " + w.id())) {
-                        released.add(w.queue());
+                        queues.add(w.queue());
                     }
                 } else if (d.getValue() > 0) {
                     // Counted down while it waits for more, or while it is cancelled by another
@@ -156,7 +159,7 @@ final class Dependents {
             round.clear();
             round.putAll(next);
         }
-        signal(c, released);
+        signal(c, queues, released);
     }
 
     /**
@@ -166,11 +169,12 @@ final class Dependents {
      *
      * @param c the transaction that sends {@code id} back to PENDING
      * @param id the retried step
+     * @param released gets the queues of the steps made PENDING, for {@link #wake} after the commit
      * @throws SQLException if the database fails
      */
-    void retried(Connection c, long id) throws SQLException {
+    void retried(Connection c, long id, Set<String> released) throws SQLException {
         List<Long> round = List.of(id);
-        Set<String> released = new LinkedHashSet<>();
+        Set<String> queues = new LinkedHashSet<>();
         while (!round.isEmpty()) {
             List<Long> next = new ArrayList<>();
             for (long blocker : round) {
@@ -198,14 +202,14 @@ final class Dependents {
                     }
                     if (w.waitingFor() <= 0
                             && TaskUpdate.checked(release.run(c, dependent), "release of " + dependent)) {
-                        released.add(w.queue());
+                        queues.add(w.queue());
                     }
                     next.add(dependent);
                 }
             }
             round = next;
         }
-        signal(c, released);
+        signal(c, queues, released);
     }
 
     /**
@@ -228,11 +232,22 @@ final class Dependents {
         }
     }
 
-    private void signal(Connection c, Set<String> queues) throws SQLException {
+    /** Notifies other instances (with the commit, where the database can) and collects the queues. */
+    private void signal(Connection c, Set<String> queues, Set<String> released) throws SQLException {
         if (!queues.isEmpty()) {
             dialect.notifyEnqueued(c, queues);
-            queues.forEach(wake);
+            released.addAll(queues);
         }
+    }
+
+    /**
+     * Wakes this engine's workers of {@code queues}; call once the transaction that released their
+     * steps has committed.
+     *
+     * @param queues the queues collected by {@link #ended} or {@link #retried}
+     */
+    void wake(Set<String> queues) {
+        queues.forEach(wake);
     }
 
     private static List<Edge> edgesFrom(Connection c, Collection<Long> ids) throws SQLException {

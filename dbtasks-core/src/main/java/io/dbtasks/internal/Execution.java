@@ -246,9 +246,11 @@ final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (completer.succeedOn(c, task, elapsedMillis(), result, List.copyOf(added))) {
+            java.util.Set<String> released = new java.util.HashSet<>();
+            if (completer.succeedOn(c, task, elapsedMillis(), result, List.copyOf(added), released)) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
+                completer.wakeReleased(released);
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
                 events.task(TaskEvent.Type.SUCCEEDED, task, null);
             } else {

@@ -162,13 +162,15 @@ public final class Leases {
         // tried again next round, instead of stalling every task behind it.
         // Held from before the commit until RESCUED is out: a claim that follows at once waits in line.
         Set<Long> holding = new HashSet<>();
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         List<Rescued> rescued;
         try {
-            rescued = rescueInTransaction(holding);
+            rescued = rescueInTransaction(holding, released);
         } catch (RuntimeException e) {
             holding.forEach(id -> events.release(id, null));
             throw e;
         }
+        dependents.wake(released);
         for (Rescued r : rescued) {
             Expired e = r.task();
             log.warn("Rescued task {}: {}; now {}", e.id(), r.reason(), r.next());
@@ -205,7 +207,7 @@ public final class Leases {
     private record Rescued(Expired task, String reason, TaskStatus next) {}
 
     /** The rescue's transaction; adds each task it rescues to {@code holding}, held, before commit. */
-    private List<Rescued> rescueInTransaction(Set<Long> holding) {
+    private List<Rescued> rescueInTransaction(Set<Long> holding, Set<String> released) {
         return jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
             // Candidates first, read without locks through the rescue index; then only their rows
@@ -292,7 +294,7 @@ public final class Leases {
                 }
             }
             if (!ended.isEmpty()) {
-                dependents.ended(c, ended); // workflow steps out of attempts end their dependents too
+                dependents.ended(c, ended, released); // steps out of attempts end their dependents too
             }
             return done;
         });

@@ -75,26 +75,30 @@ public final class TaskOperations {
         if (additionalAttempts < 1) {
             throw new IllegalArgumentException("additionalAttempts must be at least 1, got " + additionalAttempts);
         }
+        java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retry task " + id, c -> {
             int updated = retryFinished.run(c, additionalAttempts, id);
             if (updated == 1) {
                 // A workflow step cancelled while it waited waits again for what it still lacks.
                 rewait.run(c, id);
-                dependents.retried(c, id); // the steps its end cancelled wait for it again
+                dependents.retried(c, id, released); // the steps its end cancelled wait for it again
             }
             return updated;
         }));
+        dependents.wake(released);
         return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
     }
 
     public Task cancel(long id) {
+        java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Cancel task " + id, c -> {
             int updated = cancelPending.run(c, id);
             if (updated == 1) {
-                dependents.ended(c, java.util.Map.of(id, TaskStatus.CANCELLED));
+                dependents.ended(c, java.util.Map.of(id, TaskStatus.CANCELLED), released);
             }
             return updated;
         }));
+        dependents.wake(released);
         if (n == 0) {
             n = update(requestCancel, id);
         }
