@@ -7,6 +7,7 @@ import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.batch.JdbcBatches;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.internal.dialect.GaleraSchema;
 import io.dbtasks.internal.inbox.JdbcInbox;
 import io.dbtasks.internal.job.JdbcJobDefinitions;
 import io.dbtasks.internal.job.JobCronHandler;
@@ -310,14 +311,22 @@ public final class Engine {
     /** Applies the dialect's migrations with dbtasks' own history table. */
     public static void migrate(DataSource dataSource, Dialect dialect) {
         try {
+            // On a Galera cluster the first script's token sequence must be NOCACHE (see GaleraSchema)
+            boolean mariadb = dialect.name().equals("mariadb");
+            boolean firstRun = mariadb && GaleraSchema.prepare(dataSource);
             Flyway.configure(Engine.class.getClassLoader())
                     .dataSource(dataSource)
                     .table("dbtasks_schema_history")
                     .locations("classpath:io/dbtasks/migration/" + dialect.name())
                     .baselineOnMigrate(true)
-                    .baselineVersion("0")
+                    .baselineVersion(firstRun ? "1" : "0")
                     .load()
                     .migrate();
+            if (mariadb) {
+                GaleraSchema.settle(dataSource);
+            }
+        } catch (java.sql.SQLException e) {
+            throw Jdbc.failure("Migrating the dbtasks schema (" + dialect.name() + ") on a Galera cluster", e);
         } catch (RuntimeException e) {
             throw new DbTasksException(
                     "Migrating the dbtasks schema (" + dialect.name() + ") failed: "
