@@ -4,21 +4,56 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
+import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
+/**
+ * dbtasks on a three-node MariaDB Galera cluster of the run's own ({@link GaleraCluster}), engines on
+ * different nodes: the schema migrates and tokens drawn on any node increase; the chaos run with a
+ * node killed and restarted (IST) loses no task and doubles no transactional effect; the burn-down
+ * on three nodes against one; the lock workload with its two processes on two nodes. Sizes: {@code
+ * -Dchaos.galera.tasks}, {@code .kills}, {@code .burn}, {@code .runs}, {@code .lock.seconds} (the
+ * build's CI size by default, {@code run-chaos.sh} passes the full one). Skipped with the reason
+ * where the binaries are missing, or when MariaDB is not in {@code dbtasks.test.databases}.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GaleraChaosTest {
+    private static final int TASKS = Integer.getInteger("chaos.galera.tasks", 600);
+    private static final int KILLS = Integer.getInteger("chaos.galera.kills", 1);
+    private static final int BURN = Integer.getInteger("chaos.galera.burn", 1000);
+    private static final int RUNS = Integer.getInteger("chaos.galera.runs", 1);
+    private static final int LOCK_SECONDS = Integer.getInteger("chaos.galera.lock.seconds", 20);
+
     private static GaleraCluster cluster;
 
     @BeforeAll
     static void startCluster() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.MARIADB.required(), "mariadb is not in dbtasks.test.databases");
         var reason = GaleraCluster.unavailable();
-        Assumptions.assumeTrue(reason.isEmpty(), () -> reason.get());
+        if (reason.isPresent()) {
+            String why = reason.get() + ": the Galera chaos runs are skipped";
+            System.out.println("chaos: " + why);
+            Assumptions.abort(why);
+        }
         cluster = GaleraCluster.start(3, "chaos");
     }
 
@@ -29,27 +64,154 @@ class GaleraChaosTest {
         }
     }
 
+    /**
+     * Galera rejects the default cached sequence, and hands the same sequence value to transactions
+     * on different nodes: the schema migrates, and tokens drawn as the engine draws them, by threads
+     * on every node at once, are all distinct; a second engine on another node finds the schema.
+     */
     @Test
-    void schemaMigratesWithATokenSequenceEveryNodeMayDrawFrom() throws Exception {
+    @Order(1)
+    void schemaMigratesAndTokensDrawnOnEveryNodeAtOnceAreDistinct() throws Exception {
         try (HikariDataSource ds = ChaosRun.pool(cluster.url(1, "chaos"), 2)) {
             DbTasks.builder(ds).workers(false).build().close();
         }
-        long last = 0;
-        for (int round = 0; round < 2; round++) {
-            for (int i = 0; i < cluster.size(); i++) {
-                try (HikariDataSource ds = ChaosRun.pool(cluster.url(i, "chaos"), 1);
-                        Connection c = ds.getConnection();
-                        Statement s = c.createStatement();
-                        ResultSet rs = s.executeQuery("SELECT NEXTVAL(dbtasks_token_seq)")) {
-                    rs.next();
-                    assertThat(rs.getLong(1)).as("token drawn on node %s", i).isGreaterThan(last);
-                    last = rs.getLong(1);
+        Set<Long> tokens = ConcurrentHashMap.newKeySet();
+        AtomicLong draws = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        for (int t = 0; t < 6; t++) {
+            int node = t % cluster.size();
+            Thread thread = new Thread(() -> {
+                try (HikariDataSource ds = ChaosRun.pool(cluster.url(node, "chaos"), 1)) {
+                    String sql = "SELECT " + Dialects.detect(ds).nextToken();
+                    try (Connection c = ds.getConnection();
+                            Statement s = c.createStatement()) {
+                        c.setAutoCommit(false);
+                        while (System.nanoTime() < end) {
+                            try (ResultSet rs = s.executeQuery(sql)) {
+                                rs.next();
+                                long token = rs.getLong(1);
+                                c.commit();
+                                draws.incrementAndGet();
+                                assertThat(tokens.add(token))
+                                        .as("token %s drawn twice", token)
+                                        .isTrue();
+                            } catch (SQLException conflict) {
+                                c.rollback(); // lost certification: nothing drawn
+                            }
+                        }
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
                 }
-            }
+            });
+            thread.start();
+            threads.add(thread);
         }
-        // a second engine finds the schema migrated (Flyway's baseline at the first version)
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertThat(draws.get()).as("committed draws").isPositive().isEqualTo(tokens.size());
         try (HikariDataSource ds = ChaosRun.pool(cluster.url(2, "chaos"), 2)) {
             DbTasks.builder(ds).workers(false).build().close();
         }
+    }
+
+    /** Worker processes on every node; a node killed with SIGKILL mid-run and restarted. */
+    @Test
+    @Order(2)
+    void workersOnEveryNodeWithANodeKilledAndRestarted() throws Exception {
+        Map<String, Long> r = GaleraRun.chaos(cluster, TASKS, 3, KILLS);
+        assertThat(r.get("acknowledged")).as("acknowledged").isGreaterThanOrEqualTo(TASKS);
+        assertThat(r.get("lost")).as("lost tasks: %s", r).isZero();
+        assertThat(r.get("unexpected")).as("unexpected tasks: %s", r).isZero();
+        assertThat(r.get("txDuplicates"))
+                .as("duplicate transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txMissing"))
+                .as("missing transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txOrphans"))
+                .as("transactional effects of unfinished tasks: %s", r)
+                .isZero();
+        assertThat(r.get("txTokenMismatch"))
+                .as("effects under a token not the SUCCEEDED attempt's: %s", r)
+                .isZero();
+        assertThat(r.get("badSucceededAttempts"))
+                .as("SUCCEEDED tasks without exactly one SUCCEEDED attempt: %s", r)
+                .isZero();
+        assertThat(r.get("repeatedTokens")).as("repeated fencing tokens: %s", r).isZero();
+        assertThat(r.get("rejoinedByIst"))
+                .as("restarted nodes rejoined by IST: %s", r)
+                .isEqualTo((long) KILLS);
+        ChaosTest.report("galera (3 nodes, node kill -9 and restart)", r);
+    }
+
+    /**
+     * The same ready queue worked off by three engines on three nodes, and by three engines on one
+     * node; reports throughput and conflicts (medians over {@code chaos.galera.runs}), asserts only
+     * that nothing is lost or doubled.
+     */
+    @Test
+    @Order(3)
+    void burnDownOnThreeNodesAgainstOne() throws Exception {
+        for (boolean spread : new boolean[] {true, false}) {
+            List<Map<String, Long>> runs = new ArrayList<>();
+            for (int i = 0; i < RUNS; i++) {
+                Map<String, Long> r = GaleraRun.burnDown(cluster, spread, BURN, 3, 4);
+                assertThat(r.get("lost")).as("lost tasks: %s", r).isZero();
+                assertThat(r.get("txDuplicates"))
+                        .as("duplicate transactional effects: %s", r)
+                        .isZero();
+                assertThat(r.get("txMissing"))
+                        .as("missing transactional effects: %s", r)
+                        .isZero();
+                assertThat(r.get("repeatedTokens"))
+                        .as("repeated fencing tokens: %s", r)
+                        .isZero();
+                runs.add(r);
+            }
+            Map<String, Long> summary = new LinkedHashMap<>();
+            summary.put("runs", (long) RUNS);
+            summary.put("tasks", (long) BURN);
+            for (String key : List.of(
+                    "tasksPerSecond",
+                    "burnDownMs",
+                    "wsrep_local_cert_failures",
+                    "wsrep_local_bf_aborts",
+                    "Innodb_deadlocks",
+                    "engineRollbacks",
+                    "failedAttempts",
+                    "rescues")) {
+                List<Long> values = runs.stream().map(m -> m.get(key)).sorted().toList();
+                summary.put(key + "Median", values.get(values.size() / 2));
+                summary.put(key + "Min", values.get(0));
+                summary.put(key + "Max", values.get(values.size() - 1));
+            }
+            System.out.println("chaos[galera] burn-down " + (spread ? "three nodes" : "one node") + " " + summary);
+            ChaosTest.report(
+                    "galera burn-down, 3 engines x 4 handlers on " + (spread ? "three nodes" : "one node"), summary);
+        }
+    }
+
+    /** The lock workload with one process on node 1 and the other on node 2. */
+    @Test
+    @Order(4)
+    void leaseLocksWithProcessesOnTwoNodes() throws Exception {
+        GaleraRun.reset(cluster);
+        Map<String, Long> r = LockRun.run(
+                cluster.url(0, "chaos") + "&sessionVariables=wsrep_sync_wait=1",
+                List.of(cluster.url(0, "chaos"), cluster.url(1, "chaos")),
+                LOCK_SECONDS);
+        assertThat(r.get("pauses")).as("pauses").isPositive();
+        assertThat(r.get("counter")).as("counter = accepted increments: %s", r).isEqualTo(r.get("accepted"));
+        assertThat(r.get("history")).as("history rows: %s", r).isEqualTo(r.get("accepted"));
+        assertThat(r.get("acceptedLogged")).as("logged accepted: %s", r).isEqualTo(r.get("accepted"));
+        assertThat(r.get("orderBreaks")).as("tokens out of commit order: %s", r).isZero();
+        assertThat(r.get("takeovers")).as("takeovers happened: %s", r).isPositive();
+        assertThat(r.get("unreported"))
+                .as("takeovers withLock did not report: %s", r)
+                .isZero();
+        ChaosTest.report("locks galera (processes on two nodes)", r);
     }
 }

@@ -24,7 +24,8 @@ import java.util.stream.Stream;
  * Never the shared server: nothing here reads or writes its configuration. The first node bootstraps
  * the cluster ({@code --wsrep-new-cluster}); the others join it by SST ({@code rsync}); a node
  * killed with {@link #kill(int)} rejoins by IST on {@link #restart(int)}. {@link #close()} kills
- * every node and the processes they started (SST scripts, rsync) and deletes the directory; a JVM
+ * every node and the processes they started (SST scripts, rsync), keeps the nodes' error logs under
+ * {@code target/chaos/galera} and deletes the directory; a JVM
  * shutdown hook does the same if the test run ends without closing it.
  *
  * <p>As root the nodes run as user {@code mysql} (rsync's SST daemon would otherwise write as
@@ -180,10 +181,17 @@ final class GaleraCluster implements AutoCloseable {
     }
 
     private void launch(Node n, boolean bootstrap) throws IOException {
+        launch(n, bootstrap, null);
+    }
+
+    private void launch(Node n, boolean bootstrap, String startPosition) throws IOException {
         List<String> command =
                 new ArrayList<>(List.of(MARIADBD.toString(), "--defaults-file=" + n.dir.resolve("my.cnf")));
         if (bootstrap) {
             command.add("--wsrep-new-cluster");
+        }
+        if (startPosition != null) {
+            command.add("--wsrep_start_position=" + startPosition);
         }
         n.process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -210,6 +218,19 @@ final class GaleraCluster implements AutoCloseable {
     /** @return the node's JDBC URL for {@code database} (0-based node index) */
     String url(int node, String database) {
         return "jdbc:mariadb://127.0.0.1:" + nodes.get(node).sqlPort + "/" + database + "?user=root";
+    }
+
+    /**
+     * @return a URL naming every node, in order, in Connector/J's {@code sequential} mode: each new
+     *     connection goes to the first node that accepts it (one writer node while it is up)
+     */
+    String sequentialUrl(String database) {
+        return "jdbc:mariadb:sequential://"
+                + nodes.stream()
+                        .map(n -> "127.0.0.1:" + n.sqlPort)
+                        .reduce((a, b) -> a + "," + b)
+                        .orElseThrow()
+                + "/" + database + "?user=root";
     }
 
     /** @return how many nodes the cluster was started with */
@@ -256,8 +277,9 @@ final class GaleraCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a killed node again and waits until it is Synced (it rejoins by IST when the others'
-     * gcache still holds what it missed).
+     * Starts a killed node again, after recovering its position from its storage ({@code
+     * --wsrep-recover}), and waits until it is Synced: it rejoins by IST when the others' gcache still
+     * holds what it missed.
      *
      * @return milliseconds from the start to Synced
      * @throws Exception if it does not sync within two minutes
@@ -265,7 +287,21 @@ final class GaleraCluster implements AutoCloseable {
     long restart(int node) throws Exception {
         Node n = nodes.get(node);
         long start = System.nanoTime();
-        launch(n, false);
+        // As the packaged service does (galera_recovery): after a crash the node's saved position is
+        // unknown, and without it the node would rejoin by a full SST instead of IST.
+        Path recoverLog = n.dir.resolve("recover.log");
+        Files.deleteIfExists(recoverLog);
+        run(List.of(
+                MARIADBD.toString(),
+                "--defaults-file=" + n.dir.resolve("my.cnf"),
+                "--wsrep-recover",
+                "--log-error=" + recoverLog));
+        String position = Files.readAllLines(recoverLog).stream()
+                .map(l -> l.replaceFirst(".*WSREP: Recovered position: ", ""))
+                .filter(l -> l.matches("[0-9a-f-]{36}:-?[0-9]+"))
+                .reduce((a, b) -> b)
+                .orElse(null);
+        launch(n, false, position);
         awaitSynced(n, TimeUnit.MINUTES.toNanos(2));
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     }
@@ -281,6 +317,20 @@ final class GaleraCluster implements AutoCloseable {
     @Override
     public void close() {
         killAll();
+        try {
+            Path logs = Files.createDirectories(Path.of("target", "chaos", "galera"));
+            for (Node n : nodes) {
+                Path log = n.dir.resolve("error.log");
+                if (Files.exists(log)) {
+                    Files.copy(
+                            log,
+                            logs.resolve("n" + (n.index + 1) + "-error.log"),
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        } catch (IOException e) {
+            // the logs are a courtesy
+        }
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException shuttingDown) {

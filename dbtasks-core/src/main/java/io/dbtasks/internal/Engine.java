@@ -8,6 +8,7 @@ import io.dbtasks.internal.batch.JdbcBatches;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
 import io.dbtasks.internal.dialect.GaleraSchema;
+import io.dbtasks.internal.dialect.MariaDbDialect;
 import io.dbtasks.internal.inbox.JdbcInbox;
 import io.dbtasks.internal.job.JdbcJobDefinitions;
 import io.dbtasks.internal.job.JobCronHandler;
@@ -297,6 +298,9 @@ public final class Engine {
         } catch (java.sql.SQLException e) {
             throw Jdbc.failure("Checking for a connection pooler", e);
         }
+        if (!settings.migrate() && dialect instanceof MariaDbDialect m && m.galera()) {
+            GaleraSchema.requireTokenFunction(connections);
+        }
         if (settings.migrate()) {
             migrate(connections, dialect);
         }
@@ -311,7 +315,7 @@ public final class Engine {
     /** Applies the dialect's migrations with dbtasks' own history table. */
     public static void migrate(DataSource dataSource, Dialect dialect) {
         try {
-            // On a Galera cluster the first script's token sequence must be NOCACHE (see GaleraSchema)
+            // On a Galera cluster: the first script's sequence NOCACHE, and the token function (GaleraSchema)
             boolean mariadb = dialect.name().equals("mariadb");
             boolean firstRun = mariadb && GaleraSchema.prepare(dataSource);
             Flyway.configure(Engine.class.getClassLoader())

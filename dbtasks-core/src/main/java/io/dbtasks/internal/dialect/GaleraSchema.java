@@ -1,5 +1,6 @@
 package io.dbtasks.internal.dialect;
 
+import io.dbtasks.DbTasksException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -14,23 +15,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The MariaDB schema on a Galera cluster ({@code wsrep_on}): Galera refuses a sequence with a cache
- * unless it is {@code INCREMENT BY 0}, and {@code INCREMENT BY 0} takes each node's {@code
- * auto_increment_offset}, so tokens drawn on different nodes would interleave out of order. The
- * fencing-token sequence must therefore be {@code NOCACHE} there: each draw writes the sequence row,
- * Galera certifies it like any row, and tokens increase in commit order across the cluster.
+ * The MariaDB schema on a Galera cluster ({@code wsrep_on}). Galera does not certify sequence draws:
+ * transactions on different nodes drawing from one sequence get the same values (a NOCACHE sequence
+ * included), and a cached sequence it refuses outright unless {@code INCREMENT BY 0}, which takes each
+ * node's {@code auto_increment_offset} and interleaves out of order. Fencing tokens on Galera
+ * therefore come from {@value #NEXT_TOKEN}, a function that increments the one row of {@code
+ * dbtasks_token_counter} in the caller's transaction: Galera certifies that update like any row's,
+ * so of two concurrent draws on two nodes one commits and the other is rolled back (1213, retried
+ * as a deadlock victim), and tokens are unique and increase in commit order across the cluster.
  *
  * <p>The first migration creates the sequence with the default cache, which a Galera node rejects.
  * Migrations are append-only (databases check their checksums), so on a fresh Galera schema {@link
- * #prepare} runs that first script itself with {@code NOCACHE} and Flyway baselines after it; a
- * schema migrated before its database joined a cluster keeps its history, and {@link #settle} turns
- * the cache off. Not thread-safe against a concurrent migration of the same schema (nor is Flyway on
- * Galera, whose lock is per node): migrate from one process.
+ * #prepare} runs that first script itself with a {@code NOCACHE} sequence and Flyway baselines after
+ * it. {@link #settle} creates the function (a stored function needs the {@code CREATE ROUTINE}
+ * privilege, and with binary logging on {@code log_bin_trust_function_creators} or {@code SUPER}),
+ * and lifts the counter above every value the sequence handed out (a schema migrated before its
+ * database joined a cluster). Not safe against a concurrent migration of the same schema (nor is
+ * Flyway on Galera, whose lock is per node): migrate from one process.
  */
 public final class GaleraSchema {
     private static final Logger log = LoggerFactory.getLogger(GaleraSchema.class);
     private static final String FIRST_SCRIPT = "io/dbtasks/migration/mariadb/V1__tasks.sql";
     private static final String SEQUENCE = "CREATE SEQUENCE dbtasks_token_seq";
+    /** The token expression on Galera. */
+    static final String NEXT_TOKEN = "dbtasks_next_token()";
 
     private GaleraSchema() {}
 
@@ -75,29 +83,56 @@ public final class GaleraSchema {
     }
 
     /**
-     * On a Galera node, turns the token sequence's cache off if it has one (a schema migrated before
-     * its database joined a cluster).
+     * On a Galera node, creates {@value #NEXT_TOKEN} if it is missing and lifts the token counter
+     * above every value the sequence may have handed out.
      *
      * @param dataSource the database, migrated
-     * @throws SQLException if a query or the ALTER fails
+     * @throws SQLException if a statement fails (the function needs the privileges the class
+     *     comment names)
      */
     public static void settle(DataSource dataSource) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             if (!galera(c)) {
                 return;
             }
-            long cache;
-            try (Statement s = c.createStatement();
-                    ResultSet rs = s.executeQuery("SELECT cache_size FROM dbtasks_token_seq")) {
-                rs.next();
-                cache = rs.getLong(1);
-            }
-            if (cache != 0) {
-                log.info("Galera cluster: turning the cache of dbtasks_token_seq off (was {})", cache);
-                try (Statement s = c.createStatement()) {
-                    s.execute("ALTER SEQUENCE dbtasks_token_seq NOCACHE");
+            try (Statement s = c.createStatement()) {
+                s.executeUpdate("UPDATE dbtasks_token_counter SET last_token = GREATEST(last_token,"
+                        + " (SELECT next_not_cached_value FROM dbtasks_token_seq)) WHERE id = 1");
+                if (!routineExists(c)) {
+                    log.info("Galera cluster: creating {} for fencing tokens", NEXT_TOKEN);
+                    s.execute("CREATE FUNCTION IF NOT EXISTS dbtasks_next_token() RETURNS BIGINT"
+                            + " NOT DETERMINISTIC MODIFIES SQL DATA BEGIN"
+                            + " UPDATE dbtasks_token_counter SET last_token = LAST_INSERT_ID(last_token + 1) WHERE id = 1;"
+                            + " RETURN LAST_INSERT_ID(); END");
                 }
             }
+        }
+    }
+
+    /**
+     * For an engine that does not migrate: checks that {@value #NEXT_TOKEN} exists.
+     *
+     * @param dataSource a Galera node
+     * @throws DbTasksException if it is missing or the check fails, saying how to create it
+     */
+    public static void requireTokenFunction(DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            if (!routineExists(c)) {
+                throw new DbTasksException("This MariaDB is a Galera node and dbtasks draws its fencing tokens there"
+                        + " from " + NEXT_TOKEN + ", which this schema lacks: start one engine with migrate(true)"
+                        + " (it creates the function), or create it as GaleraSchema.settle does");
+            }
+        } catch (SQLException e) {
+            throw new DbTasksException("Checking for " + NEXT_TOKEN + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean routineExists(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.ROUTINES"
+                        + " WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'dbtasks_next_token'")) {
+            rs.next();
+            return rs.getLong(1) > 0;
         }
     }
 
