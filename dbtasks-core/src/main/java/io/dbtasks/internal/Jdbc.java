@@ -132,7 +132,7 @@ public final class Jdbc {
      * @throws DbTasksException the last failure, if every attempt failed, or the first that is not
      *     a rollback of class 40
      */
-    static <T> T retryingDeadlocks(java.util.function.Supplier<T> work) {
+    public static <T> T retryingDeadlocks(java.util.function.Supplier<T> work) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return work.get();
