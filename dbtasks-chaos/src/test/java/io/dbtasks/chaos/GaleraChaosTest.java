@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * node killed and restarted (IST) loses no task and doubles no transactional effect; the burn-down
  * on three nodes against one; the lock workload with its two processes on two nodes. Sizes: {@code
  * -Dchaos.galera.tasks}, {@code .kills}, {@code .burn}, {@code .runs}, {@code .lock.seconds} (the
- * build's CI size by default, {@code run-chaos.sh} passes the full one). Skipped with the reason
+ * build's CI size by default, {@code run-chaos.sh} passes the full one); and run-once guards raced
+ * from two nodes. Skipped with the reason
  * where the binaries are missing, or when MariaDB is not in {@code dbtasks.test.databases}.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -213,5 +215,98 @@ class GaleraChaosTest {
                 .as("takeovers withLock did not report: %s", r)
                 .isZero();
         ChaosTest.report("locks galera (processes on two nodes)", r);
+    }
+
+    /**
+     * Run-once guards raced from two nodes: an engine on node 1 and one on node 2, four threads each,
+     * every thread calling {@code runOnce} for the same keys (the second engine in reverse order). Each
+     * key's work must have run exactly once. A call whose claim lost certification more often than
+     * the engine retries throws (as {@code runOnce} documents for a database failure); those are
+     * counted, and the key is still run by one of the other seven callers.
+     */
+    @Test
+    @Order(5)
+    void runOnceGuardsRacedFromTwoNodes() throws Exception {
+        GaleraRun.reset(cluster);
+        int keys = 150;
+        try (HikariDataSource ds1 = ChaosRun.pool(cluster.url(0, "chaos"), 6);
+                HikariDataSource ds2 = ChaosRun.pool(cluster.url(1, "chaos"), 6);
+                HikariDataSource check = GaleraRun.causalPool(cluster.url(0, "chaos"), 1)) {
+            try (Connection c = ds1.getConnection();
+                    Statement s = c.createStatement()) {
+                s.executeUpdate("CREATE TABLE once_effect (id BIGINT AUTO_INCREMENT PRIMARY KEY,"
+                        + " once_key VARCHAR(100) NOT NULL, token BIGINT NOT NULL)");
+            }
+            DbTasks one = DbTasks.builder(ds1)
+                    .workerId("once-1")
+                    .workers(false)
+                    .migrate(false)
+                    .build();
+            DbTasks two = DbTasks.builder(ds2)
+                    .workerId("once-2")
+                    .workers(false)
+                    .migrate(false)
+                    .build();
+            AtomicLong ran = new AtomicLong();
+            AtomicLong errors = new AtomicLong();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                boolean first = t % 2 == 0;
+                DbTasks engine = first ? one : two;
+                HikariDataSource ds = first ? ds1 : ds2;
+                Thread thread = new Thread(() -> {
+                    for (int i = 0; i < keys; i++) {
+                        String key = "race-" + (first ? i : keys - 1 - i);
+                        try {
+                            var r = engine.guards().runOnce(key, Duration.ofSeconds(10), lease -> {
+                                try (Connection c = ds.getConnection();
+                                        var ps = c.prepareStatement(
+                                                "INSERT INTO once_effect (once_key, token) VALUES (?, ?)")) {
+                                    ps.setString(1, lease.name());
+                                    ps.setLong(2, lease.token());
+                                    ps.executeUpdate();
+                                }
+                            });
+                            if (r.ran()) {
+                                ran.incrementAndGet();
+                            }
+                        } catch (io.dbtasks.DbTasksException e) {
+                            errors.incrementAndGet();
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (Thread thread : threads) {
+                thread.join(TimeUnit.MINUTES.toMillis(5));
+            }
+            one.close();
+            two.close();
+            try (Connection c = check.getConnection();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery(
+                            "SELECT COUNT(*), COUNT(DISTINCT once_key), COUNT(DISTINCT token) FROM once_effect")) {
+                rs.next();
+                Map<String, Long> r = new LinkedHashMap<>();
+                r.put("keys", (long) keys);
+                r.put("calls", 8L * keys);
+                r.put("ran", ran.get());
+                r.put("errors", errors.get());
+                r.put("effects", rs.getLong(1));
+                r.put("keysRun", rs.getLong(2));
+                r.put("distinctTokens", rs.getLong(3));
+                System.out.println("chaos[galera] run-once race " + r);
+                assertThat(r.get("effects"))
+                        .as("no key's work ran twice: %s", r)
+                        .isEqualTo(r.get("keysRun"));
+                assertThat(r.get("keysRun")).as("every key ran: %s", r).isEqualTo(keys);
+                assertThat(r.get("ran"))
+                        .as("runOnce reported each run once: %s", r)
+                        .isEqualTo(keys);
+                assertThat(r.get("distinctTokens")).as("tokens: %s", r).isEqualTo(keys);
+                ChaosTest.report("run-once galera (engines on two nodes)", r);
+            }
+        }
     }
 }

@@ -29,8 +29,9 @@ import java.util.stream.Stream;
  * shutdown hook does the same if the test run ends without closing it.
  *
  * <p>As root the nodes run as user {@code mysql} (rsync's SST daemon would otherwise write as
- * {@code nobody}). Access control is off ({@code skip-grant-tables}): user {@code root}, no
- * password, on 127.0.0.1 only.
+ * {@code nobody}). User {@code root} without a password ({@code
+ * --auth-root-authentication-method=normal}), on 127.0.0.1 only; not {@code skip-grant-tables}, under
+ * which a stored function's empty definer does not replicate to the other nodes.
  */
 final class GaleraCluster implements AutoCloseable {
     static final Path MARIADBD = Path.of("/usr/sbin/mariadbd");
@@ -116,8 +117,11 @@ final class GaleraCluster implements AutoCloseable {
                 run(List.of("chown", "-R", "mysql:mysql", dir.toString()));
             }
             Node first = cluster.nodes.get(0);
-            List<String> install = new ArrayList<>(
-                    List.of(INSTALL_DB.toString(), "--defaults-file=" + first.dir.resolve("my.cnf"), "--skip-test-db"));
+            List<String> install = new ArrayList<>(List.of(
+                    INSTALL_DB.toString(),
+                    "--defaults-file=" + first.dir.resolve("my.cnf"),
+                    "--skip-test-db",
+                    "--auth-root-authentication-method=normal"));
             if (root()) {
                 install.add("--user=mysql");
             }
@@ -156,8 +160,6 @@ final class GaleraCluster implements AutoCloseable {
                         "port=" + n.sqlPort,
                         "bind-address=127.0.0.1",
                         root() ? "user=mysql" : "",
-                        "skip-grant-tables",
-                        "skip-name-resolve",
                         "max_connections=300",
                         "performance_schema=OFF",
                         "innodb_buffer_pool_size=64M",

@@ -110,14 +110,32 @@ public final class GaleraSchema {
     }
 
     /**
-     * For an engine that does not migrate: checks that {@value #NEXT_TOKEN} exists.
+     * For an engine that does not migrate: checks that {@value #NEXT_TOKEN} exists, once this node
+     * has applied every transaction committed on the cluster before the check.
      *
      * @param dataSource a Galera node
      * @throws DbTasksException if it is missing or the check fails, saying how to create it
      */
     public static void requireTokenFunction(DataSource dataSource) {
         try (Connection c = dataSource.getConnection()) {
-            if (!routineExists(c)) {
+            // This node may not have applied the migrating node's CREATE FUNCTION yet: wait until it
+            // has applied everything committed before the check (wsrep_sync_wait), then restore.
+            long previous;
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT @@SESSION.wsrep_sync_wait")) {
+                rs.next();
+                previous = rs.getLong(1);
+            }
+            boolean exists;
+            try (Statement s = c.createStatement()) {
+                s.execute("SET SESSION wsrep_sync_wait = 1");
+                try {
+                    exists = routineExists(c);
+                } finally {
+                    s.execute("SET SESSION wsrep_sync_wait = " + previous);
+                }
+            }
+            if (!exists) {
                 throw new DbTasksException("This MariaDB is a Galera node and dbtasks draws its fencing tokens there"
                         + " from " + NEXT_TOKEN + ", which this schema lacks: start one engine with migrate(true)"
                         + " (it creates the function), or create it as GaleraSchema.settle does");
