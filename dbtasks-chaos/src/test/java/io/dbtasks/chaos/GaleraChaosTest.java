@@ -41,9 +41,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 class GaleraChaosTest {
     private static final int TASKS = Integer.getInteger("chaos.galera.tasks", 600);
     private static final int KILLS = Integer.getInteger("chaos.galera.kills", 1);
-    private static final int BURN = Integer.getInteger("chaos.galera.burn", 1000);
+    private static final int BURN = Integer.getInteger("chaos.galera.burn", 800);
     private static final int RUNS = Integer.getInteger("chaos.galera.runs", 1);
-    private static final int LOCK_SECONDS = Integer.getInteger("chaos.galera.lock.seconds", 20);
+    private static final int LOCK_SECONDS = Integer.getInteger("chaos.galera.lock.seconds", 30);
 
     private static GaleraCluster cluster;
 
