@@ -125,11 +125,15 @@ final class PatroniCluster implements AutoCloseable {
                 cluster.writeConfig(m, synchronous);
                 cluster.startPatroni(m);
                 if (m == cluster.members.get(0)) {
-                    cluster.await("a leader", Duration.ofSeconds(90), () -> cluster.leader().isPresent());
+                    cluster.await(
+                            "a leader",
+                            Duration.ofSeconds(90),
+                            () -> cluster.leader().isPresent());
                 }
             }
             cluster.awaitHealthy(synchronous, Duration.ofSeconds(120));
-            try (Connection c = DriverManager.getConnection(cluster.url(cluster.leader().orElseThrow(), "postgres"));
+            try (Connection c = DriverManager.getConnection(
+                            cluster.url(cluster.leader().orElseThrow(), "postgres"));
                     Statement s = c.createStatement()) {
                 s.executeUpdate("CREATE DATABASE " + database);
             }
@@ -176,8 +180,11 @@ final class PatroniCluster implements AutoCloseable {
                     .redirectOutput(dir.resolve("etcd" + i + ".log").toFile())
                     .start());
         }
-        await("etcd", Duration.ofSeconds(60), () -> IntStream.range(0, 3)
-                .allMatch(i -> get("http://127.0.0.1:" + etcdClientPorts.get(i) + "/health") == 200));
+        await(
+                "etcd",
+                Duration.ofSeconds(60),
+                () -> IntStream.range(0, 3)
+                        .allMatch(i -> get("http://127.0.0.1:" + etcdClientPorts.get(i) + "/health") == 200));
     }
 
     private void writeConfig(Member m, boolean synchronous) throws Exception {
@@ -204,6 +211,8 @@ final class PatroniCluster implements AutoCloseable {
                 "    postgresql:",
                 "      use_pg_rewind: true",
                 "      use_slots: true",
+                "      remove_data_directory_on_rewind_failure: true",
+                "      remove_data_directory_on_diverged_timelines: true",
                 "      parameters:",
                 "        max_connections: 200",
                 "        wal_level: replica",
@@ -327,6 +336,38 @@ final class PatroniCluster implements AutoCloseable {
      * @throws Exception if not healthy in time
      */
     void awaitHealthy(boolean synchronous, Duration timeout) throws Exception {
+        try {
+            healthy(synchronous, timeout);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(e.getMessage() + "; processes: " + processList(), e);
+        }
+    }
+
+    /** @return the cluster's processes: pid, parent, state, kernel wait channel, command line */
+    String processList() {
+        StringBuilder b = new StringBuilder();
+        for (ProcessHandle p : ownProcesses()) {
+            String stat = "";
+            try {
+                String s = Files.readString(Path.of("/proc", String.valueOf(p.pid()), "stat"));
+                String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+                stat = f[0] + " " + Files.readString(Path.of("/proc", String.valueOf(p.pid()), "wchan"));
+            } catch (IOException | RuntimeException gone) {
+                // exited meanwhile
+            }
+            b.append("\n  ")
+                    .append(p.pid())
+                    .append(' ')
+                    .append(p.parent().map(ProcessHandle::pid).orElse(0L))
+                    .append(' ')
+                    .append(stat)
+                    .append(' ')
+                    .append(commandLine(p.pid()));
+        }
+        return b.toString();
+    }
+
+    private void healthy(boolean synchronous, Duration timeout) throws Exception {
         await("a healthy cluster (synchronous: " + synchronous + ")", timeout, () -> {
             Optional<Member> leader = leader();
             if (leader.isEmpty()) {
@@ -402,7 +443,7 @@ final class PatroniCluster implements AutoCloseable {
         List<Long> pids = new ArrayList<>();
         String config = m.config().toString();
         ProcessHandle.allProcesses()
-                .filter(p -> p.info().commandLine().orElse("").contains(config))
+                .filter(p -> commandLine(p.pid()).contains(config))
                 .forEach(p -> pids.add(p.pid()));
         long pm = postmaster(m);
         pids.add(pm);
@@ -411,17 +452,20 @@ final class PatroniCluster implements AutoCloseable {
     }
 
     /**
-     * @param m a replica
-     * @return its WAL receiver's process id, if it has one
+     * @param m the leader
+     * @return the process ids of its WAL senders (one a replica)
+     * @throws SQLException if it cannot be asked
      */
-    Optional<Long> walReceiver(Member m) {
+    List<Long> walSenders(Member m) throws SQLException {
+        List<Long> pids = new ArrayList<>();
         try (Connection c = DriverManager.getConnection(url(m, "postgres"));
                 Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_wal_receiver")) {
-            return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
-        } catch (SQLException e) {
-            return Optional.empty();
+                ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_replication")) {
+            while (rs.next()) {
+                pids.add(rs.getLong(1));
+            }
         }
+        return pids;
     }
 
     /**
@@ -440,20 +484,33 @@ final class PatroniCluster implements AutoCloseable {
         new ProcessBuilder(c).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
     }
 
-    /** @return the processes of this cluster still alive (for the no-stray-process check) */
+    /**
+     * @return the processes of this cluster still alive (for the no-stray-process check), found by
+     *     their command lines in {@code /proc} (PostgreSQL's children rewrite theirs to a title that
+     *     carries the scope as {@code cluster_name})
+     */
     List<ProcessHandle> ownProcesses() {
         String d = dir.toString();
         return ProcessHandle.allProcesses()
                 .filter(p -> {
-                    String c = p.info().commandLine().orElse("");
+                    String c = commandLine(p.pid());
                     return c.contains(d) || c.contains(scope);
                 })
                 .toList();
     }
 
+    private static String commandLine(long pid) {
+        try {
+            return Files.readString(Path.of("/proc", String.valueOf(pid), "cmdline"))
+                    .replace('\0', ' ');
+        } catch (IOException | RuntimeException gone) {
+            return "";
+        }
+    }
+
     private void patronictl(String... args) throws Exception {
-        List<String> c = new ArrayList<>(List.of(
-                PATRONICTL.toString(), "-c", members.get(0).config().toString()));
+        List<String> c = new ArrayList<>(
+                List.of(PATRONICTL.toString(), "-c", members.get(0).config().toString()));
         c.addAll(List.of(args));
         run(c);
     }
@@ -483,7 +540,8 @@ final class PatroniCluster implements AutoCloseable {
         Path to = Path.of("target", "chaos", "patroni-cluster");
         try (Stream<Path> all = Files.walk(dir)) {
             Files.createDirectories(to);
-            for (Path p : all.filter(f -> f.toString().endsWith(".log") || f.toString().endsWith(".yml"))
+            for (Path p : all.filter(
+                            f -> f.toString().endsWith(".log") || f.toString().endsWith(".yml"))
                     .toList()) {
                 Files.copy(
                         p,
