@@ -8,9 +8,14 @@
 # number, transaction mode) and the failover run keep their smaller sizes. Each run reports the
 # database's own deadlock count and, per restart / outage / failover, the time from the database
 # accepting connections again to the first completed task.
+# Then the Patroni scenarios (PatroniChaosTest: a three-member etcd and two PostgreSQL members under
+# Patroni; kill -9 of the leader's postmaster, a stopped leader host, a switchover; each with
+# synchronous_mode and with asynchronous replication), CHAOS_PATRONI_TASKS tasks (default 1,500) per
+# scenario, CHAOS_PATRONI_RUNS runs (default 3: the report gives the median and spread).
 #
 # Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
-#   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size.
+#   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES, CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS
+#   override the size.
 # Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +24,10 @@ mkdir -p "$(dirname "$report")"
 : > "$report"
 start=$(date +%s)
 ./mvnw -B test -pl dbtasks-chaos -am \
-  -Dtest='ChaosTest,LockWorkloadTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
+  -Dtest='ChaosTest,LockWorkloadTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
   -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
   -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
+  -Dchaos.patroni.tasks="${CHAOS_PATRONI_TASKS:-1500}" -Dchaos.patroni.runs="${CHAOS_PATRONI_RUNS:-3}" \
   -Dchaos.report="$report" "$@"
 echo "== chaos report ($(( $(date +%s) - start )) s in all)"
 cat "$report"
