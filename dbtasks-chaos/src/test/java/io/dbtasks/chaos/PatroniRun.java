@@ -117,8 +117,9 @@ final class PatroniRun {
      *
      * @return the figures: the checker's, {@code idsReissued}, {@code tokensReissued}, {@code
      *     newLeaderMs} (failure to another member leading), {@code firstCompletionMs} (failure to the
-     *     first task completed after it), {@code oldLeaderFencedMs} (STOP: SIGCONT to the old leader
-     *     in recovery), {@code rewound} (whether the old leader rejoined)
+     *     first task completed after it; for SWITCHOVER polled from when patronictl returned), and for
+     *     STOP {@code oldLeaderReclaimed} (1 if the old leader took its key back after SIGCONT) with
+     *     {@code oldLeaderFencedMs} or {@code newLeaderDemotedMs} (SIGCONT to one leader again)
      */
     Map<String, Long> run() throws Exception {
         Map<String, Long> report = new LinkedHashMap<>();
@@ -206,15 +207,26 @@ final class PatroniRun {
                         .filter(m -> !m.equals(leader))
                         .findFirst()
                         .orElseThrow();
-                cluster.switchover(leader, candidate);
+                // patronictl may give up (a candidate not yet ready): asked again, three times at most
+                for (int i = 0;
+                        i < 3 && !cluster.leader().filter(candidate::equals).isPresent();
+                        i++) {
+                    cluster.switchover(leader, candidate);
+                    long wait = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                    while (System.nanoTime() < wait
+                            && !cluster.leader().filter(candidate::equals).isPresent()) {
+                        Thread.sleep(200);
+                    }
+                }
             }
         }
         // polled from the failure on, on every member but a stopped one (whose connections would hang)
+        java.util.concurrent.atomic.AtomicReference<Member> stoppedMember =
+                new java.util.concurrent.atomic.AtomicReference<>(fault == Fault.STOP ? leader : null);
         java.util.concurrent.CompletableFuture<Optional<Long>> first =
                 java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                     try {
-                        return firstCompletionAfter(
-                                failedAt, failed, Duration.ofSeconds(120), fault == Fault.STOP ? leader : null);
+                        return firstCompletionAfter(failedAt, failed, Duration.ofSeconds(120), stoppedMember);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         return Optional.empty();
@@ -229,12 +241,25 @@ final class PatroniRun {
             Thread.sleep(2_000); // the new leader serves while the old one is still stopped
             long resumed = System.nanoTime();
             PatroniCluster.signal("CONT", stopped);
+            stoppedMember.set(null);
             log("SIGCONT of " + leader.name());
-            PatroniCluster.await(
-                    "the old leader " + leader.name() + " demoted",
-                    Duration.ofSeconds(90),
-                    () -> cluster.inRecovery(leader));
-            report.put("oldLeaderFencedMs", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed));
+            // one leader again, the other member in recovery: normally the old leader is demoted, but
+            // its Patroni may write the leader key back from the view it had when stopped
+            PatroniCluster.await("one leader after " + leader.name() + " resumed", Duration.ofSeconds(90), () -> {
+                Optional<Member> now = cluster.leader();
+                return now.isPresent()
+                        && cluster.members().stream()
+                                .filter(m -> !m.equals(now.get()))
+                                .allMatch(cluster::inRecovery);
+            });
+            long settledMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed);
+            boolean reclaimed = cluster.leader().map(leader::equals).orElse(false);
+            report.put("oldLeaderReclaimed", reclaimed ? 1L : 0L);
+            report.put(reclaimed ? "newLeaderDemotedMs" : "oldLeaderFencedMs", settledMs);
+            if (reclaimed) {
+                log("the old leader " + leader.name() + " took the leader key back after SIGCONT; the member"
+                        + " promoted meanwhile was demoted and rewound");
+            }
         }
         long firstMs = first.get().orElse(-1L);
         report.put("firstCompletionMs", firstMs);
@@ -324,15 +349,16 @@ final class PatroniRun {
     }
 
     /**
-     * Polls every 50 ms, on each member's own URL but {@code skip}'s, until a member out of recovery
-     * shows a task finished after {@code failedAt}.
+     * Polls every 50 ms, on each member's own URL but the one {@code skip} holds (a stopped host,
+     * until it resumes), until a member out of recovery shows a task finished after {@code failedAt}.
      */
-    private Optional<Long> firstCompletionAfter(Instant failedAt, long failed, Duration timeout, Member skip)
+    private Optional<Long> firstCompletionAfter(
+            Instant failedAt, long failed, Duration timeout, java.util.concurrent.atomic.AtomicReference<Member> skip)
             throws InterruptedException {
         long deadline = failed + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             for (Member m : cluster.members()) {
-                if (m.equals(skip)) {
+                if (m.equals(skip.get())) {
                     continue;
                 }
                 try (Connection c = DriverManager.getConnection(cluster.url(m, "chaos"));
