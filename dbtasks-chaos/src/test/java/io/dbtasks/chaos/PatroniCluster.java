@@ -379,10 +379,19 @@ final class PatroniCluster implements AutoCloseable {
                             + " AND replay_lsn = pg_current_wal_lsn()), COUNT(*) FILTER (WHERE sync_state = 'sync')"
                             + " FROM pg_stat_replication")) {
                 rs.next();
-                return rs.getLong(1) == members.size() - 1 && (!synchronous || rs.getLong(2) >= 1);
+                if (rs.getLong(1) != members.size() - 1 || (synchronous && rs.getLong(2) < 1)) {
+                    return false;
+                }
             } catch (SQLException e) {
                 return false;
             }
+            // Patroni's own view too: every other member a running replica, and in synchronous mode
+            // one of them its synchronous standby (a switchover goes only there)
+            List<Member> others =
+                    members.stream().filter(m -> !m.equals(leader.get())).toList();
+            return others.stream().allMatch(this::replica)
+                    && (!synchronous
+                            || others.stream().anyMatch(m -> get("http://127.0.0.1:" + m.restPort() + "/sync") == 200));
         });
     }
 
