@@ -24,10 +24,12 @@ import org.junit.jupiter.api.TestFactory;
  * synchronous_mode: true} and with asynchronous replication.
  *
  * <p>In every mode: no duplicate transactional effect, no fencing token on two attempt rows, every
- * SUCCEEDED task with one SUCCEEDED attempt, the old leader demoted after a stopped host resumes,
- * and a task completed after each failure. With synchronous mode, and for a switchover in either
- * mode: no acknowledged enqueue lost, no acknowledged id naming another task, no token given to two
- * tasks. Without synchronous mode the leader's WAL senders are stopped for {@code
+ * SUCCEEDED task with one SUCCEEDED attempt, one leader again with the other member in recovery
+ * after a stopped host resumes, and a task completed after each failure. With synchronous mode, and
+ * for a switchover in either mode: no acknowledged enqueue lost, no acknowledged id naming another
+ * task, no token given to two tasks; except where the resumed leader took its key back from the
+ * member promoted meanwhile (Patroni undid the failover, see RELIABILITY.md): then the counts are
+ * reported, not asserted. Without synchronous mode the leader's WAL senders are stopped for {@code
  * -Dchaos.patroni.lagMs} (default 2,000) before a kill or a stop, so that the leader commits what the
  * replica never receives: what is lost, the ids and tokens issued again, are counted and reported,
  * not asserted.
