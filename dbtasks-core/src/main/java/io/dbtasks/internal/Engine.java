@@ -12,6 +12,8 @@ import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.OutcomeBatcher;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.internal.dialect.GaleraSchema;
+import io.dbtasks.internal.dialect.MariaDbDialect;
 import io.dbtasks.internal.enqueue.EnqueueSignals;
 import io.dbtasks.internal.enqueue.Enqueuer;
 import io.dbtasks.internal.execution.Completer;
@@ -328,6 +330,9 @@ public final class Engine {
         } catch (java.sql.SQLException e) {
             throw Jdbc.failure("Checking for a connection pooler", e);
         }
+        if (!settings.migrate() && dialect instanceof MariaDbDialect m && m.galera()) {
+            GaleraSchema.requireTokenFunction(connections);
+        }
         if (settings.migrate()) {
             migrate(connections, dialect);
         }
@@ -342,14 +347,22 @@ public final class Engine {
     /** Applies the dialect's migrations with dbtasks' own history table. */
     public static void migrate(DataSource dataSource, Dialect dialect) {
         try {
+            // On a Galera cluster: the first script's sequence NOCACHE, and the token function (GaleraSchema)
+            boolean mariadb = dialect.name().equals("mariadb");
+            boolean firstRun = mariadb && GaleraSchema.prepare(dataSource);
             Flyway.configure(Engine.class.getClassLoader())
                     .dataSource(dataSource)
                     .table("dbtasks_schema_history")
                     .locations("classpath:io/dbtasks/migration/" + dialect.name())
                     .baselineOnMigrate(true)
-                    .baselineVersion("0")
+                    .baselineVersion(firstRun ? "1" : "0")
                     .load()
                     .migrate();
+            if (mariadb) {
+                GaleraSchema.settle(dataSource);
+            }
+        } catch (java.sql.SQLException e) {
+            throw Jdbc.failure("Migrating the dbtasks schema (" + dialect.name() + ") on a Galera cluster", e);
         } catch (RuntimeException e) {
             throw new DbTasksException(
                     "Migrating the dbtasks schema (" + dialect.name() + ") failed: "

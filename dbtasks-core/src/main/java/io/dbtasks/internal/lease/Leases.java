@@ -90,17 +90,20 @@ public final class Leases {
 
     /**
      * Claims up to {@code limit} due tasks of {@code queue} that this engine can run (see {@link
-     * Claimable}); see the class comment.
+     * Claimable}); see the class comment. A claim the database rolled back (SQLState class 40) runs
+     * again, up to {@link Jdbc#DEADLOCK_ATTEMPTS} times in all.
      */
     public List<TaskRows.Claimed> claim(String queue, int limit) {
         Claimable what = claimable.get();
         if (what.nothing()) {
             return List.of();
         }
-        List<TaskRows.Claimed> claimed = jdbc.withConnection(
+        // A claim rolled back as a deadlock victim or a Galera certification failure committed nothing:
+        // it runs again at once, rather than a poll interval later.
+        List<TaskRows.Claimed> claimed = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
                 "Claim from queue " + queue,
                 c -> dialect.claim(
-                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed)));
         for (TaskRows.Claimed c : claimed) {
             events.task(TaskEvent.Type.CLAIMED, c.task(), null);
         }
