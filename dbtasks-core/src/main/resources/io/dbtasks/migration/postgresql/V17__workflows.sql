@@ -43,8 +43,10 @@ CREATE TABLE dbtasks_dependency (
 );
 CREATE INDEX dbtasks_dependency_task_idx ON dbtasks_dependency (task_id);
 
--- WAITING joins the states. Added NOT VALID and validated apart, so the check of existing rows
--- does not hold the table's exclusive lock.
+-- WAITING joins the states. ADD CONSTRAINT takes the table's ACCESS EXCLUSIVE lock, and as Flyway
+-- runs this migration in one transaction, that lock is held until the commit: the VALIDATE's scan
+-- of every existing row runs under it (NOT VALID + VALIDATE only spares the lock when they commit
+-- apart). On a large task table, run the migration when the engines are stopped or quiet.
 ALTER TABLE dbtasks_task DROP CONSTRAINT dbtasks_task_status_check;
 ALTER TABLE dbtasks_task ADD CONSTRAINT dbtasks_task_status_check
     CHECK (status IN ('WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED')) NOT VALID;
