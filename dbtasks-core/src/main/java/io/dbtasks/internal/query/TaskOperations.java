@@ -228,8 +228,10 @@ public final class TaskOperations {
     public Task runNow(long id) {
         java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Run task " + id + " now", c -> {
-            int updated = runNow.run(c, id);
-            return updated == 1 ? updated : retryIn(c, id, 1, released);
+            // The retry first: a concurrent call that made the task PENDING meanwhile then finds it
+            // PENDING in the second UPDATE (the other order would find it in neither).
+            int updated = retryIn(c, id, 1, released);
+            return updated == 1 ? updated : runNow.run(c, id);
         }));
         dependents.wake(released);
         if (n == 0) {
