@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param lastError a readable reason for the last failure, or {@code null}
  * @param traceParent the W3C {@code traceparent} of the span that enqueued it (see {@link
  *     TaskRequest#traceParent()}), or {@code null}
+ * @param concurrencyKey the key concurrency and rate limits count it by (see {@link
+ *     TaskRequest#concurrencyKey()}), or {@code null}
  */
 public record Task(
         long id,
@@ -53,4 +55,5 @@ public record Task(
         @Nullable Instant startedAt,
         @Nullable Instant finishedAt,
         @Nullable String lastError,
-        @Nullable String traceParent) {}
+        @Nullable String traceParent,
+        @Nullable String concurrencyKey) {}

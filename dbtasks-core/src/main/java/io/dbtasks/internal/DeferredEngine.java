@@ -320,6 +320,10 @@ public final class DeferredEngine {
         return ready().locks();
     }
 
+    public io.dbtasks.limit.Limits limits() {
+        return ready().limits();
+    }
+
     public RunOnceGuards guards() {
         return ready().guards();
     }

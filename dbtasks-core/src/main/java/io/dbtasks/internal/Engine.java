@@ -10,6 +10,7 @@ import io.dbtasks.internal.dialect.Dialects;
 import io.dbtasks.internal.inbox.JdbcInbox;
 import io.dbtasks.internal.job.JdbcJobDefinitions;
 import io.dbtasks.internal.job.JobCronHandler;
+import io.dbtasks.internal.limit.JdbcLimits;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
 import io.dbtasks.internal.once.GuardRescue;
 import io.dbtasks.internal.once.JdbcRunOnceGuards;
@@ -110,6 +111,7 @@ public final class Engine {
     private final JdbcJobDefinitions jobs;
     private final Batches batches;
     private final QueueControl queueControl;
+    private final JdbcLimits limits;
     private final TaskRetention retention;
 
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
@@ -170,7 +172,8 @@ public final class Engine {
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
         this.capabilities =
                 new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
-        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable);
+        this.limits = new JdbcLimits(jdbc, dialect);
+        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable, limits::forQueue);
         this.completions = new Completions(jdbc, dialect, attempts);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
@@ -554,7 +557,8 @@ public final class Engine {
                     List<QueueWorker> list = new ArrayList<>(loops);
                     for (int i = 0; i < loops; i++) {
                         int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                        QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
+                        QueueWorker w = new QueueWorker(
+                                queue, slots, config, this::claim, executor, running, wiring, leases::heldBack);
                         list.add(w);
                         w.start();
                     }
@@ -765,6 +769,10 @@ public final class Engine {
     }
 
     /** @return the queue pause store */
+    public io.dbtasks.limit.Limits limits() {
+        return limits;
+    }
+
     public QueueControl queueControl() {
         return queueControl;
     }

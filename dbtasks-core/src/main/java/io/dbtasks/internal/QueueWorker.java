@@ -68,6 +68,12 @@ final class QueueWorker implements Runnable {
      */
     static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 500;
 
+    /**
+     * The longest a loop whose last claim was held back by a limit sleeps before it claims again, so
+     * that a key's slot freed on another engine is taken within this time, not the poll interval.
+     */
+    static final long HELD_BACK_POLL_MILLIS = 100;
+
     /** Claims up to {@code limit} due tasks of {@code queue}; see {@link Leases#claim}. */
     @FunctionalInterface
     interface Claimer {
@@ -81,6 +87,10 @@ final class QueueWorker implements Runnable {
     private final Executor executor;
     private final RunningSet running;
     private final Execution.Wiring wiring;
+    private final java.util.function.Predicate<String> heldBack;
+    /** The last claim left due tasks behind a limit: a task finishing here may let one start. */
+    private volatile boolean wakeOnRelease;
+
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean claiming = true;
     private Thread thread;
@@ -101,6 +111,8 @@ final class QueueWorker implements Runnable {
      * @param executor runs the handlers
      * @param running the engine's tracked executions, which this loop adds to and removes from
      * @param wiring what the executions it creates share
+     * @param heldBack whether the last claim from a queue left due tasks behind a limit (see {@link
+     *     Leases#heldBack})
      */
     QueueWorker(
             String queue,
@@ -109,7 +121,9 @@ final class QueueWorker implements Runnable {
             Claimer claimer,
             Executor executor,
             RunningSet running,
-            Execution.Wiring wiring) {
+            Execution.Wiring wiring,
+            java.util.function.Predicate<String> heldBack) {
+        this.heldBack = heldBack;
         this.queue = queue;
         this.slots = slots;
         this.config = config;
@@ -186,7 +200,7 @@ final class QueueWorker implements Runnable {
             }
             int after = room();
             int worthwhile = worthwhileClaim();
-            wake = before <= 0 || (before < worthwhile && after >= worthwhile);
+            wake = before <= 0 || (before < worthwhile && after >= worthwhile) || wakeOnRelease;
         }
         if (next != null) {
             dispatch(next);
@@ -260,8 +274,12 @@ final class QueueWorker implements Runnable {
             lastClaim = System.nanoTime();
             start(claimed);
             busy = claimed.size() == wanted;
+            boolean held = heldBack.test(queue);
+            wakeOnRelease = held;
             if (!busy) {
-                sleep(poll.toMillis());
+                // Held back by a limit: a task finishing here wakes the loop; one finishing on
+                // another engine is found within the shorter held-back poll.
+                sleep(held ? Math.min(poll.toMillis(), HELD_BACK_POLL_MILLIS) : poll.toMillis());
             }
         }
     }

@@ -44,7 +44,8 @@ final class TaskRows {
                 dialect.getInstant(rs, "started_at"),
                 dialect.getInstant(rs, "finished_at"),
                 rs.getString("last_error"),
-                rs.getString("trace_parent"));
+                rs.getString("trace_parent"),
+                rs.getString("concurrency_key"));
     }
 
     Claimed claimed(ResultSet rs) throws SQLException {

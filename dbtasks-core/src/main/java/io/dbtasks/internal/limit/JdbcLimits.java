@@ -1,0 +1,260 @@
+package io.dbtasks.internal.limit;
+
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.Jdbc;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.limit.KeyLoad;
+import io.dbtasks.limit.Limit;
+import io.dbtasks.limit.Limits;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The limit rows ({@code dbtasks_limit}) and this engine's copy of them.
+ *
+ * <p>The claim loops ask {@link #forQueue} before every claim; the answer comes from a snapshot of
+ * the table re-read by whichever loop finds it older than {@link Limits#REFRESH_MILLIS}, and at once
+ * after a change made through this instance. A snapshot that cannot be re-read (the database is
+ * gone) is kept: the claim then fails on its own.
+ *
+ * <p>Thread-safe.
+ */
+public final class JdbcLimits implements Limits {
+    private static final String COLUMNS = "queue, key_pattern, max_running, fifo, rate_starts, rate_window_ms";
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final long refreshNanos = REFRESH_MILLIS * 1_000_000L;
+    private volatile Map<String, LimitSet> snapshot = Map.of();
+    private volatile long readAt = Long.MIN_VALUE;
+
+    /**
+     * @param jdbc the engine's connections
+     * @param dialect the database's dialect
+     */
+    public JdbcLimits(Jdbc jdbc, Dialect dialect) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+    }
+
+    /**
+     * @param queue a queue
+     * @return its limits as of at most {@link Limits#REFRESH_MILLIS} ms ago
+     */
+    public LimitSet forQueue(String queue) {
+        long now = System.nanoTime();
+        if (readAt == Long.MIN_VALUE || now - readAt > refreshNanos) {
+            synchronized (this) {
+                if (readAt == Long.MIN_VALUE || now - readAt > refreshNanos) {
+                    try {
+                        refresh();
+                    } catch (RuntimeException e) {
+                        readAt = System.nanoTime(); // keep the last snapshot; retry after the interval
+                    }
+                }
+            }
+        }
+        return snapshot.getOrDefault(queue, LimitSet.NONE);
+    }
+
+    private synchronized List<Limit> refresh() {
+        List<Limit> all = list();
+        Map<String, List<Limit>> byQueue = new LinkedHashMap<>();
+        for (Limit l : all) {
+            byQueue.computeIfAbsent(l.queue(), q -> new ArrayList<>()).add(l);
+        }
+        Map<String, LimitSet> sets = new LinkedHashMap<>();
+        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls)));
+        snapshot = Map.copyOf(sets);
+        readAt = System.nanoTime();
+        return all;
+    }
+
+    @Override
+    public void set(Limit limit) {
+        Objects.requireNonNull(limit, "limit");
+        jdbc.inTransaction("Set limit " + limit.queue() + " " + limit.keyPattern(), c -> {
+            if (update(c, limit) == 0) {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_limit (" + COLUMNS
+                        + ", updated_at) VALUES (?, ?, ?, ?, ?, ?, " + dialect.now() + ")"
+                        + dialect.onConflictDoNothing())) {
+                    ps.setString(1, limit.queue());
+                    ps.setString(2, limit.keyPattern());
+                    bindValues(ps, 3, limit);
+                    if (!dialect.insertIfAbsent(ps)) {
+                        update(c, limit); // set at the same moment elsewhere: this one is the latest
+                    }
+                }
+            }
+            return null;
+        });
+        refresh();
+    }
+
+    private int update(Connection c, Limit limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_limit SET max_running = ?, fifo = ?,"
+                + " rate_starts = ?, rate_window_ms = ?, updated_at = " + dialect.now()
+                + " WHERE queue = ? AND key_pattern = ?")) {
+            int i = bindValues(ps, 1, limit);
+            ps.setString(i++, limit.queue());
+            ps.setString(i, limit.keyPattern());
+            return ps.executeUpdate();
+        }
+    }
+
+    private static int bindValues(PreparedStatement ps, int index, Limit limit) throws SQLException {
+        int i = index;
+        if (limit.maxRunning() == null) {
+            ps.setNull(i++, Types.INTEGER);
+        } else {
+            ps.setInt(i++, limit.maxRunning());
+        }
+        ps.setBoolean(i++, limit.fifo());
+        if (limit.rateStarts() == null) {
+            ps.setNull(i++, Types.INTEGER);
+            ps.setNull(i++, Types.BIGINT);
+        } else {
+            ps.setInt(i++, limit.rateStarts());
+            ps.setLong(i++, limit.rateWindow().toMillis());
+        }
+        return i;
+    }
+
+    @Override
+    public boolean remove(String queue, String keyPattern) {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(keyPattern, "keyPattern");
+        int n = jdbc.withConnection("Remove limit " + queue + " " + keyPattern, c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_limit WHERE queue = ? AND key_pattern = ?")) {
+                ps.setString(1, queue);
+                ps.setString(2, keyPattern);
+                return ps.executeUpdate();
+            }
+        });
+        refresh();
+        return n > 0;
+    }
+
+    @Override
+    public List<Limit> list() {
+        return jdbc.withConnection("List limits", c -> {
+            List<Limit> limits = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT " + COLUMNS + " FROM dbtasks_limit ORDER BY queue, key_pattern");
+                    ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int max = rs.getInt("max_running");
+                    Integer maxRunning = rs.wasNull() ? null : max;
+                    boolean fifo = rs.getBoolean("fifo");
+                    int starts = rs.getInt("rate_starts");
+                    Integer rateStarts = rs.wasNull() ? null : starts;
+                    long window = rs.getLong("rate_window_ms");
+                    Duration rateWindow = rs.wasNull() ? null : Duration.ofMillis(window);
+                    limits.add(new Limit(
+                            rs.getString("queue"),
+                            rs.getString("key_pattern"),
+                            maxRunning,
+                            fifo,
+                            rateStarts,
+                            rateWindow));
+                }
+            }
+            return limits;
+        });
+    }
+
+    @Override
+    public Optional<Limit> limitFor(String queue, String key) {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(key, "key");
+        List<Limit> ofQueue =
+                refresh().stream().filter(l -> l.queue().equals(queue)).toList();
+        return new LimitSet(ofQueue).forKey(key);
+    }
+
+    @Override
+    public List<KeyLoad> load(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        LimitSet limits = new LimitSet(
+                refresh().stream().filter(l -> l.queue().equals(queue)).toList());
+        return jdbc.withConnection("Load of the keys of queue " + queue, c -> {
+            Map<String, long[]> counts = new TreeMap<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task"
+                    + " WHERE queue = ? AND concurrency_key IS NOT NULL AND status IN ("
+                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
+                    + " GROUP BY concurrency_key, status")) {
+                ps.setString(1, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        long[] n = counts.computeIfAbsent(rs.getString(1), k -> new long[2]);
+                        n[TaskStatus.RUNNING.name().equals(rs.getString(2)) ? 0 : 1] += rs.getLong(3);
+                    }
+                }
+            }
+            List<KeyLoad> loads = new ArrayList<>(counts.size());
+            counts.forEach((key, n) -> loads.add(
+                    new KeyLoad(queue, key, n[0], n[1], limits.forKey(key).orElse(null))));
+            return loads;
+        });
+    }
+
+    @Override
+    public Optional<String> waitReason(long taskId) {
+        return jdbc.withConnection("Wait reason of task " + taskId, c -> {
+            String queue;
+            String key;
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT queue, concurrency_key FROM dbtasks_task WHERE id = ? AND status = "
+                            + Dialect.status(TaskStatus.PENDING))) {
+                ps.setLong(1, taskId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next() || rs.getString(2) == null) {
+                        return Optional.<String>empty();
+                    }
+                    queue = rs.getString(1);
+                    key = rs.getString(2);
+                }
+            }
+            Optional<Limit> limit = forQueue(queue).forKey(key);
+            if (limit.isEmpty() || limit.get().maxRunning() == null) {
+                return Optional.<String>empty();
+            }
+            long running;
+            long earlier;
+            try (PreparedStatement ps = c.prepareStatement("SELECT"
+                    + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
+                    + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
+                    + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND status IN ("
+                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
+                ps.setLong(1, taskId);
+                ps.setString(2, key);
+                ps.setString(3, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    running = rs.getLong(1);
+                    earlier = rs.getLong(2);
+                }
+            }
+            int max = limit.get().maxRunning();
+            if (running >= max) {
+                return Optional.of("waiting for limit of key " + key + ": " + running + "/" + max + " running");
+            }
+            if (limit.get().fifo() && earlier > 0) {
+                return Optional.of("waiting for the earlier task of key " + key + " (FIFO)");
+            }
+            return Optional.<String>empty();
+        });
+    }
+}
