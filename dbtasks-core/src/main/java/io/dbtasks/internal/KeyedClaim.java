@@ -31,15 +31,20 @@ import java.util.TreeSet;
  *       cannot start anything).
  *   <li>Read up to a few times the wanted count of due candidates in claim order.
  *   <li>Lock the row of each limited key among them ({@code dbtasks_concurrency_key}, created on first
- *       use), in key order. Every claim that starts a task of a key holds that row until it commits,
- *       so claims of one key take turns on every engine.
+ *       use), skipping rows another claim holds: that claim starts what the key has room for. Every
+ *       claim that starts a task of a key holds that row until it commits, so claims of one key take
+ *       turns on every engine, and engines that read the same candidates share out the keys instead
+ *       of queueing for them.
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
  *       also find its oldest PENDING or RUNNING task, the only one that may start.
  *   <li>Pick candidates round robin over keys (each key's first due task, then each key's second...),
  *       each key up to what its limit leaves free, tasks without a key or limit freely.
  *   <li>Claim the picked tasks still PENDING and due ({@code FOR UPDATE SKIP LOCKED}, then the
- *       claim's update by primary key), and commit.
+ *       claim's update by primary key). If another engine claimed some of them first (engines read
+ *       the same candidates, and the one that waited for a key lock read them before the other
+ *       committed), read the candidates again from step 2, up to {@value #ROUNDS} rounds, keeping
+ *       the locks and counts of the keys already locked; then commit.
  * </ol>
  *
  * <p>Nothing lowers a count but a task leaving RUNNING (settle, retry, rescue, hand-back), and each
@@ -49,13 +54,15 @@ import java.util.TreeSet;
 final class KeyedClaim {
     /** Candidates read per wanted task, so that tasks of keys at their limit leave enough others. */
     static final int CANDIDATES_PER_TASK = 4;
+    /** How many times one claim reads candidates again when another claim took the ones it picked. */
+    static final int ROUNDS = 3;
     /** The most candidates one claim reads. */
     static final int MAX_CANDIDATES = 500;
     /**
      * The due tasks, in claim order, that a claim ranks by key: the round robin is fair among the keys
      * of the first this many, whatever the backlog behind them.
      */
-    static final int SCAN = 1000;
+    static final int SCAN = 400;
     /** Keys at their limit left out of the candidate query by name; past this many, filtered in Java. */
     static final int MAX_EXCLUDED_KEYS = 500;
 
@@ -124,43 +131,76 @@ final class KeyedClaim {
                 full.add(key);
             }
         });
-        List<Candidate> candidates = candidates(c, queue, claimable, full, limit);
-        if (candidates.isEmpty()) {
-            return new Result<>(List.of(), !full.isEmpty());
-        }
-        Set<String> limited = new TreeSet<>();
-        for (Candidate k : candidates) {
-            if (k.key() != null
-                    && !full.contains(k.key())
-                    && limits.forKey(k.key()).isPresent()) {
-                limited.add(k.key());
+        boolean[] skipped = {!full.isEmpty()};
+        Map<String, Integer> room = new HashMap<>(); // keys locked by this transaction: what is left
+        Map<String, Long> fifoHead = new HashMap<>();
+        List<T> rows = new ArrayList<>();
+        for (int round = 0; round < ROUNDS && rows.size() < limit; round++) {
+            int wanted = limit - rows.size();
+            room.forEach((key, free) -> {
+                if (free <= 0) {
+                    full.add(key);
+                }
+            });
+            List<Candidate> candidates = candidates(c, queue, claimable, full, wanted);
+            if (candidates.isEmpty()) {
+                break;
             }
-        }
-        Map<String, Integer> room = new HashMap<>();
-        Map<String, Long> fifoHead = Map.of();
-        if (!limited.isEmpty()) {
-            lockKeys(c, queue, limited);
-            Map<String, Long> running = runningByKey(c, queue, limited);
-            Set<String> fifo = new TreeSet<>();
-            for (String key : limited) {
-                Limit l = limits.forKey(key).orElseThrow();
-                int max = l.maxRunning() == null ? Integer.MAX_VALUE : l.maxRunning();
-                room.put(key, (int) Math.max(0, max - running.getOrDefault(key, 0L)));
-                if (l.fifo()) {
-                    fifo.add(key);
+            Set<String> limited = new TreeSet<>();
+            for (Candidate k : candidates) {
+                if (k.key() != null
+                        && !full.contains(k.key())
+                        && !room.containsKey(k.key())
+                        && limits.forKey(k.key()).isPresent()) {
+                    limited.add(k.key());
                 }
             }
-            if (!fifo.isEmpty()) {
-                fifoHead = oldestUnfinished(c, queue, fifo);
-                candidates = withDueHeads(c, queue, claimable, candidates, fifoHead);
+            if (!limited.isEmpty()) {
+                Set<String> busy = lockKeys(c, queue, limited);
+                if (!busy.isEmpty()) {
+                    // Another claim holds them and starts what they have room for; leave them to it.
+                    limited.removeAll(busy);
+                    full.addAll(busy);
+                    skipped[0] = true;
+                }
             }
+            if (!limited.isEmpty()) {
+                Map<String, Long> running = runningByKey(c, queue, limited);
+                Set<String> fifo = new TreeSet<>();
+                for (String key : limited) {
+                    Limit l = limits.forKey(key).orElseThrow();
+                    int max = l.maxRunning() == null ? Integer.MAX_VALUE : l.maxRunning();
+                    room.put(key, (int) Math.max(0, max - running.getOrDefault(key, 0L)));
+                    if (l.fifo()) {
+                        fifo.add(key);
+                    }
+                }
+                if (!fifo.isEmpty()) {
+                    fifoHead.putAll(oldestUnfinished(c, queue, fifo));
+                    candidates = withDueHeads(c, queue, claimable, candidates, fifoHead);
+                }
+            }
+            List<Candidate> picked = pick(candidates, full, limits, room, fifoHead, wanted, skipped);
+            if (picked.isEmpty()) {
+                break;
+            }
+            Set<Long> got = new HashSet<>();
+            rows.addAll(claimIds(c, picked.stream().map(Candidate::id).toList(), owner, leaseMillis, reader, got));
+            if (got.size() == picked.size()) {
+                break; // nothing lost to another claim: a further round would find what this one left
+            }
+            for (Candidate k : picked) {
+                if (!got.contains(k.id()) && k.key() != null && room.containsKey(k.key())) {
+                    room.merge(k.key(), 1, Integer::sum); // picked, but not started here
+                }
+            }
+            // Another engine claimed some of the picked tasks first (its candidates were ours):
+            // read the candidates again, now that its claim is visible, and give back the room.
+            // Tasks claimed by the other engine count in the next round's counts of newly locked
+            // keys; keys locked here keep what this transaction left them.
+            fifoHead.clear();
         }
-        boolean[] skipped = {!full.isEmpty()};
-        List<Long> picked = pick(candidates, full, limits, room, fifoHead, limit, skipped);
-        if (picked.isEmpty()) {
-            return new Result<>(List.of(), skipped[0]);
-        }
-        return new Result<>(claimIds(c, picked, owner, leaseMillis, reader), skipped[0]);
+        return new Result<>(rows, skipped[0]);
     }
 
     /** RUNNING tasks of the queue by key: every key, or only {@code keys}. */
@@ -218,14 +258,17 @@ final class KeyedClaim {
     }
 
     /**
-     * Locks the row of each key, creating the missing ones. Existing rows are locked in one statement
-     * in key order; a new row is locked by its insert.
+     * Locks the row of each key that no other transaction holds, creating the missing ones. Existing
+     * rows are locked in one statement that skips those held elsewhere (another claim of the key, which
+     * starts what the key has room for); a new row is locked by its insert.
+     *
+     * @return the keys another transaction holds, not locked here
      */
-    private void lockKeys(Connection c, String queue, Set<String> keys) throws SQLException {
+    private Set<String> lockKeys(Connection c, String queue, Set<String> keys) throws SQLException {
         Set<String> found = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
-                + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ") ORDER BY concurrency_key"
-                + dialect.forUpdate())) {
+                + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ")"
+                + dialect.forUpdateSkipLocked())) {
             int i = 1;
             ps.setString(i++, queue);
             for (String k : keys) {
@@ -237,8 +280,14 @@ final class KeyedClaim {
                 }
             }
         }
+        Set<String> existing = existingKeys(c, queue, keys, found);
+        Set<String> busy = new HashSet<>();
         for (String key : keys) {
             if (found.contains(key)) {
+                continue;
+            }
+            if (existing.contains(key)) {
+                busy.add(key);
                 continue;
             }
             boolean inserted;
@@ -262,6 +311,31 @@ final class KeyedClaim {
                 }
             }
         }
+        return busy;
+    }
+
+    /** Which of {@code keys} not in {@code locked} have a row (held by another transaction). */
+    private static Set<String> existingKeys(Connection c, String queue, Set<String> keys, Set<String> locked)
+            throws SQLException {
+        List<String> rest = keys.stream().filter(k -> !locked.contains(k)).toList();
+        Set<String> existing = new HashSet<>();
+        if (rest.isEmpty()) {
+            return existing;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                + " WHERE queue = ? AND concurrency_key IN (" + marks(rest.size()) + ")")) {
+            int i = 1;
+            ps.setString(i++, queue);
+            for (String k : rest) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    existing.add(rs.getString(1));
+                }
+            }
+        }
+        return existing;
     }
 
     /** The id of each key's oldest PENDING or RUNNING task, the only one a FIFO key may start. */
@@ -321,7 +395,7 @@ final class KeyedClaim {
      * comes before the (n+1)-th of any, so a key with a long backlog takes its share of a claim and
      * no more while others have due tasks. Tasks without a key each count as a key of their own.
      */
-    private static List<Long> pick(
+    private static List<Candidate> pick(
             List<Candidate> candidates,
             Set<String> full,
             LimitSet limits,
@@ -338,8 +412,8 @@ final class KeyedClaim {
             Object group = k.key() == null || limits.forKey(k.key()).isEmpty() ? (Object) k.id() : k.key();
             byKey.computeIfAbsent(group, g -> new ArrayList<>()).add(k);
         }
-        List<Long> picked = new ArrayList<>(limit);
-        Map<String, Integer> left = new HashMap<>(room);
+        List<Candidate> picked = new ArrayList<>(limit);
+        Map<String, Integer> left = room; // what each locked key has left, taken as tasks are picked
         for (int rank = 0; picked.size() < limit; rank++) {
             boolean any = false;
             for (List<Candidate> tasks : byKey.values()) {
@@ -357,7 +431,7 @@ final class KeyedClaim {
                     }
                     left.put(k.key(), free - 1);
                 }
-                picked.add(k.id());
+                picked.add(k);
             }
             if (!any) {
                 break;
@@ -368,7 +442,12 @@ final class KeyedClaim {
 
     /** Claims those of {@code ids} still PENDING and due, in this transaction. */
     private <T> List<T> claimIds(
-            Connection c, List<Long> ids, String owner, long leaseMillis, Dialect.RowReader<T> reader)
+            Connection c,
+            List<Long> ids,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader,
+            Set<Long> claimed)
             throws SQLException {
         List<Long> locked = new ArrayList<>(ids.size());
         try (PreparedStatement ps = c.prepareStatement("SELECT id FROM " + dialect.taskTableByKey() + " WHERE id IN ("
@@ -387,6 +466,7 @@ final class KeyedClaim {
             return new ArrayList<>();
         }
         Collections.sort(locked);
+        claimed.addAll(locked);
         String in = marks(locked.size());
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + dialect.taskTableByKey() + " SET "
                 + dialect.claimSetList() + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN ("

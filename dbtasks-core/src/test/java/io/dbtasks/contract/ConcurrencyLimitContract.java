@@ -441,15 +441,25 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
                 : database() == TestDatabase.POSTGRESQL ? "TIMESTAMPTZ" : "TIMESTAMP(6) WITH TIME ZONE";
     }
 
-    /** Records the start of a run by the database clock, waits, then records its end. */
+    /**
+     * Reads the start of a run from the database clock, waits, then records the run with its end by
+     * the same clock: one commit per run.
+     */
     private void recordRun(long taskId, long token, long millis) throws Exception {
+        Instant start;
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT " + dialect().now() + " AS at");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            start = dialect().getInstant(rs, "at");
+        }
+        Thread.sleep(millis);
         sql(
-                "INSERT INTO limit_run (task_id, token, started_at) VALUES (?, ?, "
+                "INSERT INTO limit_run (task_id, token, started_at, ended_at) VALUES (?, ?, ?, "
                         + dialect().now() + ")",
                 taskId,
-                token);
-        Thread.sleep(millis);
-        sql("UPDATE limit_run SET ended_at = " + dialect().now() + " WHERE task_id = ? AND token = ?", taskId, token);
+                token,
+                start);
     }
 
     /** Intervals by key from a query of (key, start, end). */
