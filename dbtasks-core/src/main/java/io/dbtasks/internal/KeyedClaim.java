@@ -127,7 +127,7 @@ final class KeyedClaim {
         Set<String> full = new TreeSet<>();
         runningByKey(c, queue, null).forEach((key, n) -> {
             Limit l = limits.forKey(key).orElse(null);
-            if (l != null && l.maxRunning() != null && n >= l.maxRunning()) {
+            if (l != null && n >= l.maxRunning()) {
                 full.add(key);
             }
         });
@@ -169,8 +169,7 @@ final class KeyedClaim {
                 Set<String> fifo = new TreeSet<>();
                 for (String key : limited) {
                     Limit l = limits.forKey(key).orElseThrow();
-                    int max = l.maxRunning() == null ? Integer.MAX_VALUE : l.maxRunning();
-                    room.put(key, (int) Math.max(0, max - running.getOrDefault(key, 0L)));
+                    room.put(key, (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L)));
                     if (l.fifo()) {
                         fifo.add(key);
                     }

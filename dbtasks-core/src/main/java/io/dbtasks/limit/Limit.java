@@ -1,9 +1,7 @@
 package io.dbtasks.limit;
 
 import io.dbtasks.TaskRequest;
-import java.time.Duration;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A limit on the tasks of one queue that share a concurrency key ({@link
@@ -20,30 +18,21 @@ import org.jspecify.annotations.Nullable;
  *
  * @param queue the queue it applies to, 1 to {@value TaskRequest#MAX_NAME_LENGTH} characters
  * @param keyPattern the keys it applies to, 1 to {@value TaskRequest#MAX_KEY_LENGTH} characters
- * @param maxRunning at most this many tasks of one key RUNNING at once (at least 1; 1 is a mutex),
- *     or {@code null} for no concurrency limit. A RUNNING task counts until it leaves RUNNING: one
- *     whose worker died counts until the rescue moves it back to PENDING
+ * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1 (1 is a mutex).
+ *     A RUNNING task counts until it leaves RUNNING: one whose worker died counts until the rescue
+ *     moves it back to PENDING
  * @param fifo whether a key's tasks start one at a time in enqueue order: the next starts only after
- *     the previous one finished (succeeded, failed for good or was cancelled); implies {@code
- *     maxRunning} 1, and priorities do not reorder a key's tasks
- * @param rateStarts at most this many starts of one key per {@code rateWindow}, or {@code null}
- *     for no rate limit (then {@code rateWindow} is {@code null} too)
- * @param rateWindow the rate limit's window, at least one millisecond, or {@code null}
+ *     the previous one left RUNNING and PENDING (succeeded, or failed or was cancelled for good);
+ *     requires {@code maxRunning} 1, and priorities do not reorder a key's tasks
  */
-public record Limit(
-        String queue,
-        String keyPattern,
-        @Nullable Integer maxRunning,
-        boolean fifo,
-        @Nullable Integer rateStarts,
-        @Nullable Duration rateWindow) {
+public record Limit(String queue, String keyPattern, int maxRunning, boolean fifo) {
 
     /** The key pattern of a queue's default limit: it applies to every key no other limit names. */
     public static final String EVERY_KEY = "*";
 
     /**
      * @throws IllegalArgumentException if the queue or pattern is blank or too long, {@code
-     *     maxRunning} is under 1, the rate is half given or not positive, or the limit limits nothing
+     *     maxRunning} is under 1, or a FIFO limit allows more than one
      * @throws NullPointerException if the queue or pattern is {@code null}
      */
     public Limit {
@@ -57,24 +46,13 @@ public record Limit(
             throw new IllegalArgumentException("keyPattern must be 1 to " + TaskRequest.MAX_KEY_LENGTH
                     + " characters and not blank: an exact key, a pattern with '*', or '*' for every key");
         }
-        if (maxRunning != null && maxRunning < 1) {
+        if (maxRunning < 1) {
+            throw new IllegalArgumentException("maxRunning must be at least 1 (1 is a mutex), got " + maxRunning
+                    + ". To hold a key's tasks, pause the queue or cancel them; to lift the limit, remove it");
+        }
+        if (fifo && maxRunning != 1) {
             throw new IllegalArgumentException(
-                    "maxRunning must be at least 1 (1 is a mutex), or null for no concurrency limit; got " + maxRunning
-                            + ". To stop a key's tasks, pause the queue or cancel them");
-        }
-        if ((rateStarts == null) != (rateWindow == null)) {
-            throw new IllegalArgumentException("give both rateStarts and rateWindow, or neither");
-        }
-        if (rateStarts != null && (rateStarts < 1 || rateWindow.toMillis() < 1)) {
-            throw new IllegalArgumentException("a rate limit needs at least 1 start per window of at least 1 ms, got "
-                    + rateStarts + " per " + rateWindow);
-        }
-        if (fifo) {
-            maxRunning = 1;
-        }
-        if (maxRunning == null && rateStarts == null) {
-            throw new IllegalArgumentException(
-                    "a limit needs maxRunning, fifo or a rate; to lift a limit, remove it (Limits.remove)");
+                    "a FIFO limit runs one task of a key at a time: maxRunning must be 1, got " + maxRunning);
         }
     }
 
@@ -86,7 +64,7 @@ public record Limit(
      * @throws IllegalArgumentException as {@link Limit} says
      */
     public static Limit maxRunning(String queue, String keyPattern, int maxRunning) {
-        return new Limit(queue, keyPattern, maxRunning, false, null, null);
+        return new Limit(queue, keyPattern, maxRunning, false);
     }
 
     /**
@@ -96,38 +74,7 @@ public record Limit(
      * @throws IllegalArgumentException as {@link Limit} says
      */
     public static Limit fifo(String queue, String keyPattern) {
-        return new Limit(queue, keyPattern, 1, true, null, null);
-    }
-
-    /**
-     * @param queue the queue
-     * @param keyPattern an exact key, a pattern with {@code *}, or {@value #EVERY_KEY}
-     * @param starts at most this many starts of one key per window, at least 1
-     * @param window the window, at least one millisecond
-     * @return a rate limit
-     * @throws IllegalArgumentException as {@link Limit} says
-     */
-    public static Limit rate(String queue, String keyPattern, int starts, Duration window) {
-        return new Limit(queue, keyPattern, null, false, starts, Objects.requireNonNull(window, "window"));
-    }
-
-    /**
-     * @param starts at most this many starts of one key per window, at least 1
-     * @param window the window, at least one millisecond
-     * @return this limit with that rate limit as well
-     * @throws IllegalArgumentException as {@link Limit} says
-     */
-    public Limit withRate(int starts, Duration window) {
-        return new Limit(queue, keyPattern, maxRunning, fifo, starts, Objects.requireNonNull(window, "window"));
-    }
-
-    /**
-     * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1
-     * @return this limit with that concurrency limit (and without FIFO)
-     * @throws IllegalArgumentException as {@link Limit} says
-     */
-    public Limit withMaxRunning(int maxRunning) {
-        return new Limit(queue, keyPattern, maxRunning, false, rateStarts, rateWindow);
+        return new Limit(queue, keyPattern, 1, true);
     }
 
     /**

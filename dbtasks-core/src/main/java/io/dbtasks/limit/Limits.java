@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The concurrency and rate limits of the cluster, stored in {@code dbtasks_limit}.
+ * The concurrency limits of the cluster, stored in {@code dbtasks_limit}.
  *
  * <p><b>The guarantee.</b> A claim that would start a task of a limited key locks the key's row
  * ({@code dbtasks_concurrency_key}) and counts the key's RUNNING tasks in the same transaction, so

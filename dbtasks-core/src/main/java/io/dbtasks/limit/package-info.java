@@ -1,8 +1,8 @@
 /**
- * Concurrency and rate limits per concurrency key: at most N tasks of a key RUNNING at once across
- * the cluster, optionally one at a time in enqueue order (FIFO), and at most R starts of a key per
- * time window ({@link io.dbtasks.limit.Limits}, from {@code DbTasks.limits()}). Limits are rows in
- * the database, changed at run time, and enforced by the claim itself.
+ * Concurrency limits per concurrency key: at most N tasks of a key RUNNING at once across the
+ * cluster, optionally one at a time in enqueue order (FIFO) ({@link io.dbtasks.limit.Limits}, from
+ * {@code DbTasks.limits()}). Limits are rows in the database, changed at run time, and enforced by
+ * the claim itself.
  */
 @NullMarked
 package io.dbtasks.limit;

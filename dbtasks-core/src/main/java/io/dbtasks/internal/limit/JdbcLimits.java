@@ -10,8 +10,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +29,7 @@ import java.util.TreeMap;
  * <p>Thread-safe.
  */
 public final class JdbcLimits implements Limits {
-    private static final String COLUMNS = "queue, key_pattern, max_running, fifo, rate_starts, rate_window_ms";
+    private static final String COLUMNS = "queue, key_pattern, max_running, fifo";
 
     private final Jdbc jdbc;
     private final Dialect dialect;
@@ -87,7 +85,7 @@ public final class JdbcLimits implements Limits {
         jdbc.inTransaction("Set limit " + limit.queue() + " " + limit.keyPattern(), c -> {
             if (update(c, limit) == 0) {
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_limit (" + COLUMNS
-                        + ", updated_at) VALUES (?, ?, ?, ?, ?, ?, " + dialect.now() + ")"
+                        + ", updated_at) VALUES (?, ?, ?, ?, " + dialect.now() + ")"
                         + dialect.onConflictDoNothing())) {
                     ps.setString(1, limit.queue());
                     ps.setString(2, limit.keyPattern());
@@ -103,9 +101,9 @@ public final class JdbcLimits implements Limits {
     }
 
     private int update(Connection c, Limit limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_limit SET max_running = ?, fifo = ?,"
-                + " rate_starts = ?, rate_window_ms = ?, updated_at = " + dialect.now()
-                + " WHERE queue = ? AND key_pattern = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE dbtasks_limit SET max_running = ?, fifo = ?, updated_at = " + dialect.now()
+                        + " WHERE queue = ? AND key_pattern = ?")) {
             int i = bindValues(ps, 1, limit);
             ps.setString(i++, limit.queue());
             ps.setString(i, limit.keyPattern());
@@ -115,19 +113,8 @@ public final class JdbcLimits implements Limits {
 
     private static int bindValues(PreparedStatement ps, int index, Limit limit) throws SQLException {
         int i = index;
-        if (limit.maxRunning() == null) {
-            ps.setNull(i++, Types.INTEGER);
-        } else {
-            ps.setInt(i++, limit.maxRunning());
-        }
+        ps.setInt(i++, limit.maxRunning());
         ps.setBoolean(i++, limit.fifo());
-        if (limit.rateStarts() == null) {
-            ps.setNull(i++, Types.INTEGER);
-            ps.setNull(i++, Types.BIGINT);
-        } else {
-            ps.setInt(i++, limit.rateStarts());
-            ps.setLong(i++, limit.rateWindow().toMillis());
-        }
         return i;
     }
 
@@ -155,20 +142,11 @@ public final class JdbcLimits implements Limits {
                             "SELECT " + COLUMNS + " FROM dbtasks_limit ORDER BY queue, key_pattern");
                     ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    int max = rs.getInt("max_running");
-                    Integer maxRunning = rs.wasNull() ? null : max;
-                    boolean fifo = rs.getBoolean("fifo");
-                    int starts = rs.getInt("rate_starts");
-                    Integer rateStarts = rs.wasNull() ? null : starts;
-                    long window = rs.getLong("rate_window_ms");
-                    Duration rateWindow = rs.wasNull() ? null : Duration.ofMillis(window);
                     limits.add(new Limit(
                             rs.getString("queue"),
                             rs.getString("key_pattern"),
-                            maxRunning,
-                            fifo,
-                            rateStarts,
-                            rateWindow));
+                            rs.getInt("max_running"),
+                            rs.getBoolean("fifo")));
                 }
             }
             return limits;
@@ -228,7 +206,7 @@ public final class JdbcLimits implements Limits {
                 }
             }
             Optional<Limit> limit = forQueue(queue).forKey(key);
-            if (limit.isEmpty() || limit.get().maxRunning() == null) {
+            if (limit.isEmpty()) {
                 return Optional.<String>empty();
             }
             long running;

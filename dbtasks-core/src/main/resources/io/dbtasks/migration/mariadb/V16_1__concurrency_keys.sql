@@ -6,20 +6,15 @@ CREATE INDEX dbtasks_task_concurrency_key_idx ON dbtasks_task (concurrency_key, 
 CREATE TABLE dbtasks_limit (
     queue           VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
     key_pattern     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
-    max_running     INT,
+    max_running     INT          NOT NULL,
     fifo            BOOLEAN      NOT NULL DEFAULT FALSE,
-    rate_starts     INT,
-    rate_window_ms  BIGINT,
     updated_at      DATETIME(6)  NOT NULL,
     PRIMARY KEY (queue, key_pattern),
-    CONSTRAINT dbtasks_limit_running_check CHECK (max_running IS NULL OR max_running >= 1),
-    CONSTRAINT dbtasks_limit_rate_check CHECK ((rate_starts IS NULL AND rate_window_ms IS NULL)
-        OR (rate_starts >= 1 AND rate_window_ms >= 1))
+    CONSTRAINT dbtasks_limit_running_check CHECK (max_running >= 1)
 ) ENGINE = InnoDB;
 
 CREATE TABLE dbtasks_concurrency_key (
     queue           VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
     concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
-    next_start_at   DATETIME(6),
     PRIMARY KEY (queue, concurrency_key)
 ) ENGINE = InnoDB;

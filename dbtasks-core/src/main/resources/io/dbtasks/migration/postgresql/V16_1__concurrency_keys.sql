@@ -11,29 +11,21 @@ CREATE INDEX dbtasks_task_concurrency_key_idx ON dbtasks_task (concurrency_key, 
 
 -- Limits, changed at run time: per queue, an exact key, a pattern ('*' matches any run of
 -- characters) or '*' alone, the default for every key of the queue. max_running: at most that many
--- tasks of one key RUNNING at once (NULL: no concurrency limit). fifo: a key's tasks start one at a
--- time in enqueue order. rate_starts per rate_window_ms: at most that many starts of one key per
--- window (both NULL: no rate limit).
+-- tasks of one key RUNNING at once. fifo: a key's tasks start one at a time in enqueue order.
 CREATE TABLE dbtasks_limit (
     queue           VARCHAR(200) NOT NULL,
     key_pattern     VARCHAR(255) NOT NULL,
-    max_running     INT,
+    max_running     INT          NOT NULL,
     fifo            BOOLEAN      NOT NULL DEFAULT FALSE,
-    rate_starts     INT,
-    rate_window_ms  BIGINT,
     updated_at      TIMESTAMPTZ  NOT NULL,
     PRIMARY KEY (queue, key_pattern),
-    CONSTRAINT dbtasks_limit_running_check CHECK (max_running IS NULL OR max_running >= 1),
-    CONSTRAINT dbtasks_limit_rate_check CHECK ((rate_starts IS NULL AND rate_window_ms IS NULL)
-        OR (rate_starts >= 1 AND rate_window_ms >= 1))
+    CONSTRAINT dbtasks_limit_running_check CHECK (max_running >= 1)
 );
 
 -- One row per limited key of a queue, locked by every claim that starts a task of the key, so that
--- claims of one key on any engine count its RUNNING tasks one after another. next_start_at: the
--- rate limit's theoretical arrival time (GCRA), NULL before the first limited start.
+-- claims of one key on any engine count its RUNNING tasks one after another.
 CREATE TABLE dbtasks_concurrency_key (
     queue           VARCHAR(200) NOT NULL,
     concurrency_key VARCHAR(255) NOT NULL,
-    next_start_at   TIMESTAMPTZ,
     PRIMARY KEY (queue, concurrency_key)
 );

@@ -74,7 +74,7 @@ public class LimitController {
         }
         Limit limit;
         try {
-            limit = new Limit(body.queue(), body.keyPattern(), body.maxRunning(), fifo, null, null);
+            limit = new Limit(body.queue(), body.keyPattern(), body.maxRunning() == null ? 1 : body.maxRunning(), fifo);
         } catch (IllegalArgumentException e) {
             throw new BadRequestException(e.getMessage());
         }
