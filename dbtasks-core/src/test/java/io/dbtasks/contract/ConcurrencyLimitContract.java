@@ -346,6 +346,64 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
         }
     }
 
+    /**
+     * One key's backlog, enqueued first, does not hold back the others: keys at their limit are left
+     * out of the candidates and the rest are served round robin.
+     */
+    @Test
+    void aKeysBacklogDoesNotHoldBackTheOtherKeys() {
+        DbTasks producer = producer();
+        producer.limits().set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 4));
+        List<TaskRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            requests.add(
+                    TaskRequest.builder(KIND).queue(QUEUE).concurrencyKey("big").build());
+        }
+        for (int k = 0; k < 30; k++) {
+            for (int i = 0; i < 3; i++) {
+                requests.add(TaskRequest.builder(KIND)
+                        .queue(QUEUE)
+                        .concurrencyKey("small-" + k)
+                        .build());
+            }
+        }
+        java.util.Set<Long> small = producer.enqueueAll(requests).stream()
+                .map(r -> r.task())
+                .filter(t -> t.concurrencyKey().startsWith("small"))
+                .map(Task::id)
+                .collect(java.util.stream.Collectors.toSet());
+        Map<String, AtomicInteger> started = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicLong lastSmall = new AtomicLong();
+        AtomicLong begin = new AtomicLong(System.nanoTime());
+        for (int e = 0; e < 2; e++) {
+            engine(b -> b.queue(QUEUE, 6).claimBatch(6).handler(KIND, Void.class, (ctx, p) -> {
+                        boolean isSmall = small.contains(ctx.taskId());
+                        started.computeIfAbsent(isSmall ? "small" : "big", g -> new AtomicInteger())
+                                .incrementAndGet();
+                        if (isSmall) {
+                            lastSmall.accumulateAndGet(System.nanoTime() - begin.get(), Math::max);
+                        }
+                        Thread.sleep(20);
+                    }))
+                    .start();
+        }
+        begin.set(System.nanoTime());
+        eventually()
+                .alias("every task of the small keys started")
+                .until(() -> started.getOrDefault("small", new AtomicInteger()).get() == 90);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE concurrency_key = 'big' AND status = 'PENDING'"))
+                .as("the small keys did not wait for the big key's backlog")
+                .isGreaterThan(1000);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE concurrency_key = 'big' AND status <> 'PENDING'"))
+                .as("the big key kept running meanwhile")
+                .isGreaterThanOrEqualTo(4);
+        if (database() != TestDatabase.H2) { // H2 runs in the test's JVM: too slow on a loaded machine
+            assertThat(Duration.ofNanos(lastSmall.get()))
+                    .as("the last small key's task started within 2 s of the engines")
+                    .isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
     @Test
     void aTaskHeldBackSaysWhyAndTheLoadOfEachKeyIsCounted() {
         DbTasks producer = producer();
