@@ -2,6 +2,7 @@ package io.dbtasks.internal;
 
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.schedule.ScheduleConfig;
+import io.dbtasks.internal.support.EngineConfig;
 import io.dbtasks.once.RunOnceTarget;
 import java.time.Duration;
 import java.util.Collection;

@@ -1,8 +1,8 @@
 package io.dbtasks.internal.limit;
 
 import io.dbtasks.TaskStatus;
-import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.limit.KeyLoad;
 import io.dbtasks.limit.Limit;
 import io.dbtasks.limit.Limits;

@@ -1,8 +1,8 @@
 package io.dbtasks.internal.lock;
 
-import io.dbtasks.internal.DbClock;
-import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.DbClock;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.spi.AbstractLeaseLocks;
 import io.dbtasks.lock.spi.Renewal;

@@ -1,7 +1,7 @@
 package io.dbtasks.internal.once;
 
-import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.once.RunOnceResult;
 import io.dbtasks.once.RunOnceTarget;
 import java.sql.PreparedStatement;

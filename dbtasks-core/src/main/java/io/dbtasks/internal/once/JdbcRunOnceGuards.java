@@ -1,11 +1,11 @@
 package io.dbtasks.internal.once;
 
 import io.dbtasks.DbTasksException;
-import io.dbtasks.internal.Attempts;
-import io.dbtasks.internal.DbClock;
-import io.dbtasks.internal.Jdbc;
-import io.dbtasks.internal.Retention;
+import io.dbtasks.internal.completion.Attempts;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.maintenance.Retention;
+import io.dbtasks.internal.support.DbClock;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeasedWork;
 import io.dbtasks.lock.spi.AbstractLeaseLocks;

@@ -1,7 +1,7 @@
 package io.dbtasks.internal.schedule;
 
-import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

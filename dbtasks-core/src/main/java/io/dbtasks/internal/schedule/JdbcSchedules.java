@@ -1,10 +1,10 @@
 package io.dbtasks.internal.schedule;
 
 import io.dbtasks.Page;
-import io.dbtasks.internal.HandlerRegistry;
-import io.dbtasks.internal.Jdbc;
-import io.dbtasks.internal.TaskDefaults;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.enqueue.TaskDefaults;
+import io.dbtasks.internal.execution.HandlerRegistry;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.schedule.Schedule;
 import io.dbtasks.schedule.ScheduleExistsException;
 import io.dbtasks.schedule.ScheduleInfo;

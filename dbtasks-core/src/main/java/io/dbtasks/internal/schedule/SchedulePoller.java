@@ -2,9 +2,9 @@ package io.dbtasks.internal.schedule;
 
 import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
-import io.dbtasks.internal.Enqueuer;
-import io.dbtasks.internal.Jdbc;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.enqueue.Enqueuer;
+import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.schedule.MissedSlots;
 import io.dbtasks.schedule.Schedule;
 import io.dbtasks.schedule.Trigger;

@@ -1,0 +1,167 @@
+package io.dbtasks.internal.maintenance;
+
+import io.dbtasks.DbTasksException;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.inbox.Inbox;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
+import io.dbtasks.lock.Lease;
+import io.dbtasks.lock.LeaseLocks;
+import io.dbtasks.once.RunOnceGuards;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes finished tasks (with their attempts), run-once guards and inbox records older than their
+ * retention, on the engine's scheduler. One engine of the cluster at a time sweeps (lease lock
+ * {@value #LOCK}). Tasks go in batches of {@value Retention#BATCH}, each its own short transaction:
+ * the batch's ids are locked with {@code FOR UPDATE SKIP LOCKED} on the finished-task index
+ * (status, finished_at), their attempts and then the tasks are deleted by id. Age is by the
+ * database clock. After each batch the sweep pauses as long as the batch took, so it takes at
+ * most about half of the database time it could and leaves the rest to claims and completions
+ * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md).
+ */
+public final class TaskRetention {
+    static final String LOCK = "dbtasks.retention";
+    private static final Logger log = LoggerFactory.getLogger(TaskRetention.class);
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final LeaseLocks locks;
+    private final RunOnceGuards guards;
+    private final Inbox inbox;
+    private final Map<TaskStatus, Duration> taskAges;
+    private final Duration guardAge;
+    private final Duration inboxAge;
+
+    public TaskRetention(
+            Jdbc jdbc,
+            Dialect dialect,
+            LeaseLocks locks,
+            RunOnceGuards guards,
+            Inbox inbox,
+            Map<TaskStatus, Duration> taskAges,
+            Duration guardAge,
+            Duration inboxAge) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+        this.locks = locks;
+        this.guards = guards;
+        this.inbox = inbox;
+        this.taskAges = taskAges;
+        this.guardAge = guardAge;
+        this.inboxAge = inboxAge;
+    }
+
+    /** One sweep, if this engine gets the lock; failures are logged and retried at the next run. */
+    public void run() {
+        try {
+            Optional<Lease> lease = locks.tryAcquire(LOCK, Duration.ofMinutes(30));
+            if (lease.isEmpty()) {
+                return; // another engine is sweeping
+            }
+            try {
+                sweep();
+            } finally {
+                locks.release(lease.get());
+            }
+        } catch (DbTasksException | IllegalStateException e) {
+            log.warn("Retention sweep failed; it runs again at the next interval", e);
+        }
+    }
+
+    /** @return rows deleted: tasks (attempts not counted), guards, inbox records */
+    public long sweep() {
+        long start = System.nanoTime();
+        long tasks = 0;
+        for (Map.Entry<TaskStatus, Duration> e : taskAges.entrySet()) {
+            if (!e.getValue().isZero()) {
+                tasks += deleteTasks(e.getKey(), e.getValue());
+            }
+        }
+        int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
+        int inboxRows = inboxAge.isZero() ? 0 : inbox.deleteOlderThan(inboxAge);
+        if (tasks + guardRows + inboxRows > 0) {
+            log.info(
+                    "dbtasks retention deleted {} finished task(s), {} run-once guard(s), {} inbox record(s) in {} ms",
+                    tasks,
+                    guardRows,
+                    inboxRows,
+                    (System.nanoTime() - start) / 1_000_000);
+        }
+        return tasks + guardRows + inboxRows;
+    }
+
+    /** Deletes tasks of a finished {@code status} that finished more than {@code age} ago. */
+    long deleteTasks(TaskStatus status, Duration age) {
+        if (status != TaskStatus.SUCCEEDED && status != TaskStatus.FAILED && status != TaskStatus.CANCELLED) {
+            throw new IllegalArgumentException("only finished tasks are deleted, not " + status);
+        }
+        // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index.
+        String select = "SELECT id FROM dbtasks_task WHERE status = '" + status.name() + "' AND finished_at < "
+                + dialect.nowPlusMillis() + " LIMIT ?" + dialect.forUpdateSkipLocked();
+        long total = 0;
+        int found;
+        do {
+            long batchStart = System.nanoTime();
+            int[] batch = jdbc.inTransaction("Retention of " + status + " tasks", c -> {
+                dialect.readCommittedTransaction(c);
+                List<Long> ids = new ArrayList<>(Retention.BATCH);
+                try (PreparedStatement ps = c.prepareStatement(select)) {
+                    ps.setLong(1, -age.toMillis());
+                    ps.setInt(2, Retention.BATCH);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getLong(1));
+                        }
+                    }
+                }
+                if (ids.isEmpty()) {
+                    return new int[] {0, 0};
+                }
+                String in = String.join(", ", Collections.nCopies(ids.size(), "?"));
+                try (PreparedStatement ps =
+                        c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id IN (" + in + ")")) {
+                    bind(ps, ids);
+                    ps.executeUpdate();
+                }
+                int deleted;
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
+                    bind(ps, ids);
+                    deleted = ps.executeUpdate();
+                }
+                return new int[] {ids.size(), deleted};
+            });
+            found = batch[0];
+            total += batch[1];
+            if (found == Retention.BATCH) {
+                pause(System.nanoTime() - batchStart);
+            }
+        } while (found == Retention.BATCH);
+        return total;
+    }
+
+    /** Sleeps as long as the last batch took (capped at 5 s), yielding the database to the workers. */
+    private static void pause(long batchNanos) {
+        try {
+            java.util.concurrent.TimeUnit.NANOSECONDS.sleep(Math.min(batchNanos, 5_000_000_000L));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("retention sweep interrupted", e);
+        }
+    }
+
+    private static void bind(PreparedStatement ps, List<Long> ids) throws java.sql.SQLException {
+        for (int i = 0; i < ids.size(); i++) {
+            ps.setLong(i + 1, ids.get(i));
+        }
+    }
+}

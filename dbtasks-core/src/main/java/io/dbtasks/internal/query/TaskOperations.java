@@ -1,0 +1,156 @@
+package io.dbtasks.internal.query;
+
+import io.dbtasks.IllegalTransitionException;
+import io.dbtasks.Task;
+import io.dbtasks.TaskNotFoundException;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.completion.TaskUpdate;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
+import java.sql.PreparedStatement;
+import java.time.Instant;
+import java.util.function.Consumer;
+
+/**
+ * Operator actions. Each is one guarded {@link TaskUpdate} whose WHERE clause states the allowed
+ * source states;
+ * when it changes 0 rows the task is read to say whether it is missing (404) or in a state that
+ * does not allow the action (409).
+ */
+public final class TaskOperations {
+    private final Jdbc jdbc;
+    private final TaskQueries queries;
+    private final Consumer<String> wake;
+    /** Binds: additional attempts, id. */
+    private final TaskUpdate retryFinished;
+    /** Binds: id. */
+    private final TaskUpdate cancelPending;
+    /** Binds: id. */
+    private final TaskUpdate requestCancel;
+    /** Binds: run at, id. */
+    private final TaskUpdate reschedulePending;
+    /** Binds: id. */
+    private final TaskUpdate runNow;
+
+    public TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
+        this.jdbc = jdbc;
+        this.queries = queries;
+        this.wake = wake;
+        TaskUpdate update = new TaskUpdate(dialect);
+        String now = dialect.now();
+        this.retryFinished = update.to(TaskStatus.PENDING)
+                .set("run_at = " + now + ", max_attempts = GREATEST(max_attempts, attempt + ?)")
+                .whereIn(TaskStatus.FAILED, TaskStatus.CANCELLED)
+                .and("id = ?");
+        this.cancelPending =
+                update.to(TaskStatus.CANCELLED).whereIn(TaskStatus.PENDING).and("id = ?");
+        // A running handler is stopped cooperatively: its worker sees the flag at the next heartbeat.
+        this.requestCancel = update.set("cancel_requested = TRUE")
+                .whereIn(TaskStatus.RUNNING)
+                .and("id = ?");
+        this.reschedulePending =
+                update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
+        // PENDING: due now. FAILED or CANCELLED: retried now with one more attempt, as retryFinished.
+        // max_attempts is written before status: MariaDB evaluates assignments left to right, so
+        // its CASE must see the state the row had.
+        this.runNow = update.set("max_attempts = CASE WHEN " + TaskUpdate.is("status", TaskStatus.PENDING)
+                        + " THEN max_attempts ELSE GREATEST(max_attempts, attempt + 1) END")
+                .to(TaskStatus.PENDING)
+                .set("run_at = " + now)
+                .whereIn(TaskStatus.PENDING, TaskStatus.FAILED, TaskStatus.CANCELLED)
+                .and("id = ?");
+    }
+
+    public Task retry(long id, int additionalAttempts) {
+        if (additionalAttempts < 1) {
+            throw new IllegalArgumentException("additionalAttempts must be at least 1, got " + additionalAttempts);
+        }
+        int n = update(retryFinished, additionalAttempts, id);
+        return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
+    }
+
+    public Task cancel(long id) {
+        int n = update(cancelPending, id);
+        if (n == 0) {
+            n = update(requestCancel, id);
+        }
+        return after(n, id, "cancel", "SUCCEEDED, FAILED and CANCELLED tasks are finished");
+    }
+
+    public Task reschedule(long id, Instant runAt) {
+        int n = update(reschedulePending, runAt, id);
+        return after(n, id, "reschedule", "only PENDING tasks can be rescheduled; retry a finished one instead");
+    }
+
+    /**
+     * Deletes a task that is not RUNNING, with its attempts, in one transaction.
+     *
+     * @return the task as it was before deletion
+     */
+    public Task delete(long id) {
+        Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+        int n = jdbc.inTransaction("Delete task " + id, c -> {
+            int deleted;
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id = ? AND status <> ?")) {
+                ps.setLong(1, id);
+                ps.setString(2, TaskStatus.RUNNING.name());
+                deleted = ps.executeUpdate();
+            }
+            if (deleted > 0) {
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
+                    ps.setLong(1, id);
+                    ps.executeUpdate();
+                }
+            }
+            return deleted;
+        });
+        if (n == 0) {
+            Task now = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+            throw new IllegalTransitionException(
+                    "Cannot delete task " + id + " while it is " + now.status()
+                            + ": a RUNNING task holds a lease; cancel it and delete it when it has stopped",
+                    now.status());
+        }
+        return task;
+    }
+
+    public Task runNow(String key) {
+        Task task = queries.findByKey(key)
+                .orElseThrow(() -> new TaskNotFoundException("No task has idempotency key '" + key + "'"));
+        return runNow(task.id());
+    }
+
+    /**
+     * Makes a task due now in one guarded UPDATE, so that no other change can come between the
+     * check of its state and the write: a PENDING task gets {@code run_at} now; a FAILED or CANCELLED
+     * one goes back to PENDING, due now, with one more attempt allowed. RUNNING and SUCCEEDED tasks
+     * are left as they are.
+     *
+     * @param id the task
+     * @return the task as read after the change
+     * @throws TaskNotFoundException if there is no such task
+     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     */
+    public Task runNow(long id) {
+        int n = update(runNow, id);
+        return after(n, id, "run now", "a RUNNING task is already running and a SUCCEEDED one is done");
+    }
+
+    private Task after(int updated, long id, String action, String rule) {
+        Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+        if (updated == 0) {
+            throw new IllegalTransitionException(
+                    "Cannot " + action + " task " + id + " while it is " + task.status() + ": " + rule, task.status());
+        }
+        TaskUpdate.checked(updated, action + " of task " + id);
+        if (task.status() == TaskStatus.PENDING) {
+            wake.accept(task.queue());
+        }
+        return task;
+    }
+
+    private int update(TaskUpdate update, Object... args) {
+        // One guarded UPDATE: a deadlock victim's was rolled back whole, so it may run again.
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Update task", c -> update.run(c, args)));
+    }
+}
