@@ -196,8 +196,8 @@ final class KeyedClaim {
             // Another engine claimed some of the picked tasks first (its candidates were ours):
             // read the candidates again, now that its claim is visible, and give back the room.
             // Tasks claimed by the other engine count in the next round's counts of newly locked
-            // keys; keys locked here keep what this transaction left them.
-            fifoHead.clear();
+            // keys; keys locked here keep what this transaction left them, and a FIFO key its head
+            // (no other claim can start a task of a key this transaction holds).
         }
         return new Result<>(rows, skipped[0]);
     }
