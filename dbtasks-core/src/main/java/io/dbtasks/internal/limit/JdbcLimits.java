@@ -17,14 +17,18 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The limit rows ({@code dbtasks_limit}) and this engine's copy of them.
  *
- * <p>The claim loops ask {@link #forQueue} before every claim; the answer comes from a snapshot of
- * the table re-read by whichever loop finds it older than {@link Limits#REFRESH_MILLIS}, and at once
- * after a change made through this instance. A snapshot that cannot be re-read (the database is
- * gone) is kept: the claim then fails on its own.
+ * <p>The claim loops ask {@link #forQueue} before every claim. The first ask reads the table and
+ * fails if it cannot (so that the claim fails and is retried, never made as if the queue had no
+ * limits). Later answers come from the last snapshot read; a snapshot older than {@link
+ * Limits#REFRESH_MILLIS} is re-read in the background, off the claim's path, and at once after a
+ * change made through this instance. A re-read that fails keeps the last good snapshot: the claim
+ * then fails on its own if the database is gone.
  *
  * <p>Thread-safe.
  */
@@ -34,8 +38,11 @@ public final class JdbcLimits implements Limits {
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final long refreshNanos = REFRESH_MILLIS * 1_000_000L;
-    private volatile Map<String, LimitSet> snapshot = Map.of();
-    private volatile long readAt = Long.MIN_VALUE;
+    /** The last good read, or null before the first read succeeded. */
+    private volatile Map<String, LimitSet> snapshot;
+
+    private volatile long readAt;
+    private final AtomicBoolean refreshing = new AtomicBoolean();
 
     /**
      * @param jdbc the engine's connections
@@ -48,22 +55,31 @@ public final class JdbcLimits implements Limits {
 
     /**
      * @param queue a queue
-     * @return its limits as of at most {@link Limits#REFRESH_MILLIS} ms ago
+     * @return its limits as of about {@link Limits#REFRESH_MILLIS} ms ago at most (plus one read)
+     * @throws io.dbtasks.DbTasksException if no read of the limit rows has succeeded yet and this one
+     *     fails
      */
     public LimitSet forQueue(String queue) {
-        long now = System.nanoTime();
-        if (readAt == Long.MIN_VALUE || now - readAt > refreshNanos) {
+        Map<String, LimitSet> current = snapshot;
+        if (current == null) {
             synchronized (this) {
-                if (readAt == Long.MIN_VALUE || now - readAt > refreshNanos) {
-                    try {
-                        refresh();
-                    } catch (RuntimeException e) {
-                        readAt = System.nanoTime(); // keep the last snapshot; retry after the interval
-                    }
+                if (snapshot == null) {
+                    refresh();
                 }
+                current = snapshot;
             }
+        } else if (System.nanoTime() - readAt > refreshNanos && refreshing.compareAndSet(false, true)) {
+            CompletableFuture.runAsync(() -> {
+                try {
+                    refresh();
+                } catch (RuntimeException e) {
+                    readAt = System.nanoTime(); // keep the last good snapshot; retry after the interval
+                } finally {
+                    refreshing.set(false);
+                }
+            });
         }
-        return snapshot.getOrDefault(queue, LimitSet.NONE);
+        return current.getOrDefault(queue, LimitSet.NONE);
     }
 
     private synchronized List<Limit> refresh() {
