@@ -434,6 +434,66 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
     }
 
     @Test
+    void aKeyAtItsLimitWithNothingElseDueLeavesTheClaimLoopAtItsIdlePoll() throws Exception {
+        DbTasks producer = producer();
+        producer.limits().set(Limit.maxRunning(QUEUE, "busy", 1));
+        long only = producer.enqueue(TaskRequest.builder(KIND)
+                        .queue(QUEUE)
+                        .concurrencyKey("busy")
+                        .build())
+                .task()
+                .id();
+        AtomicInteger keyedClaims = new AtomicInteger();
+        CountDownLatch release = latch();
+        DbTasks worker = DbTasks.builder(countingKeyedClaims(dataSource(), keyedClaims))
+                .pollInterval(Duration.ofSeconds(2))
+                .lease(Duration.ofSeconds(30))
+                .queue(QUEUE, 2)
+                .handler(KIND, Void.class, (ctx, p) -> awaitLatch(release))
+                .build();
+        engines.add(worker);
+        worker.start();
+        awaitStatus(producer, only, TaskStatus.RUNNING);
+        // The key is at its limit but none of its tasks waits: the queue is idle, not held back, so
+        // the loop polls at its 2 s interval (held back, it would poll about every 100 ms).
+        int before = keyedClaims.get();
+        Thread.sleep(3_000);
+        assertThat(keyedClaims.get() - before).isLessThanOrEqualTo(5);
+    }
+
+    /** A DataSource whose connections count the candidate queries of claims within limits. */
+    private static javax.sql.DataSource countingKeyedClaims(javax.sql.DataSource ds, AtomicInteger count) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                ConcurrencyLimitContract.class.getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class},
+                (proxy, m, args) -> {
+                    Object r = invoke(ds, m, args);
+                    if (!(r instanceof Connection c)) {
+                        return r;
+                    }
+                    return java.lang.reflect.Proxy.newProxyInstance(
+                            ConcurrencyLimitContract.class.getClassLoader(),
+                            new Class<?>[] {Connection.class},
+                            (p2, m2, a2) -> {
+                                if (m2.getName().equals("prepareStatement")
+                                        && a2[0] instanceof String sql
+                                        && sql.contains("key_rank")) {
+                                    count.incrementAndGet();
+                                }
+                                return invoke(c, m2, a2);
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    @Test
     void aFifoKeyRunsItsTasksOneAtATimeInEnqueueOrderWhilePrioritiesOrderOthers() {
         DbTasks producer = producer();
         producer.limits().set(Limit.fifo(QUEUE, "seq"));
