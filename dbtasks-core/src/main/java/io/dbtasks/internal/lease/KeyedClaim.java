@@ -131,7 +131,10 @@ final class KeyedClaim {
                 full.add(key);
             }
         });
-        boolean[] skipped = {!full.isEmpty()};
+        // Set when a due task is seen left behind a limit; keys found at their limit by the first count
+        // are left out of the candidates, so whether they have due tasks is asked at the end.
+        boolean[] skipped = {false};
+        Set<String> fullAtStart = Set.copyOf(full);
         Map<String, Integer> room = new HashMap<>(); // keys locked by this transaction: what is left
         Map<String, Long> fifoHead = new HashMap<>();
         List<T> rows = new ArrayList<>();
@@ -199,7 +202,25 @@ final class KeyedClaim {
             // keys; keys locked here keep what this transaction left them, and a FIFO key its head
             // (no other claim can start a task of a key this transaction holds).
         }
+        if (!skipped[0] && rows.size() < limit && !fullAtStart.isEmpty()) {
+            skipped[0] = anyDue(c, queue, claimable, fullAtStart);
+        }
         return new Result<>(rows, skipped[0]);
+    }
+
+    /** Whether a due task of any of {@code keys} (the first {@value #MAX_EXCLUDED_KEYS}) exists. */
+    private boolean anyDue(Connection c, String queue, Claimable claimable, Set<String> keys) throws SQLException {
+        List<String> some = keys.stream().limit(MAX_EXCLUDED_KEYS).toList();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id FROM dbtasks_task WHERE "
+                + dialect.dueCondition(claimable) + " AND concurrency_key IN (" + marks(some.size()) + ") LIMIT 1")) {
+            int i = dialect.bindDue(ps, 1, queue, claimable);
+            for (String k : some) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     /** RUNNING tasks of the queue by key: every key, or only {@code keys}. */
