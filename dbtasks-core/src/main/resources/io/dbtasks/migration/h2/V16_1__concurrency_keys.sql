@@ -1,6 +1,8 @@
 -- Concurrency keys and limits; see the PostgreSQL migration.
 ALTER TABLE dbtasks_task ADD COLUMN concurrency_key VARCHAR(255);
-CREATE INDEX dbtasks_task_concurrency_key_idx ON dbtasks_task (concurrency_key, status, id);
+-- Without status, so that claims and outcomes (which change status) leave the index alone; a task
+-- without a key has a NULL entry that never changes after the insert.
+CREATE INDEX dbtasks_task_concurrency_key_idx ON dbtasks_task (concurrency_key, id);
 
 CREATE TABLE dbtasks_limit (
     queue           VARCHAR(200) NOT NULL,
