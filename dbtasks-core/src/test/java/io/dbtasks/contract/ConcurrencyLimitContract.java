@@ -420,17 +420,28 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
                         .build())
                 .task()
                 .id();
+        long later = producer.enqueue(TaskRequest.builder(KIND)
+                        .queue(QUEUE)
+                        .concurrencyKey("busy")
+                        .runAt(Instant.now().plus(Duration.ofHours(1)))
+                        .build())
+                .task()
+                .id();
         CountDownLatch release = latch();
         DbTasks worker = engine(b -> b.queue(QUEUE, 2).handler(KIND, Void.class, (ctx, p) -> awaitLatch(release)));
         worker.start();
         awaitStatus(producer, first, TaskStatus.RUNNING);
         assertThat(producer.limits().waitReason(second)).hasValue("waiting for limit of key busy: 1/1 running");
+        assertThat(producer.limits().waitReason(later))
+                .as("not due yet: waits for its time, not the limit")
+                .isEmpty();
         assertThat(producer.limits().waitReason(first)).isEmpty();
         assertThat(producer.limits().load(QUEUE))
-                .containsExactly(new KeyLoad(QUEUE, "busy", 1, 1, Limit.maxRunning(QUEUE, "busy", 1)));
+                .containsExactly(new KeyLoad(QUEUE, "busy", 1, 2, Limit.maxRunning(QUEUE, "busy", 1)));
         release.countDown();
         awaitStatus(producer, second, TaskStatus.SUCCEEDED);
-        assertThat(producer.limits().load(QUEUE)).isEmpty();
+        assertThat(producer.limits().load(QUEUE))
+                .containsExactly(new KeyLoad(QUEUE, "busy", 0, 1, Limit.maxRunning(QUEUE, "busy", 1)));
     }
 
     @Test
