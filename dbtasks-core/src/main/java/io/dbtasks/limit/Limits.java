@@ -75,8 +75,8 @@ public interface Limits {
      * 3/3 running}, or {@code waiting for the earlier task of key k} (FIFO), read now.
      *
      * @param taskId the task
-     * @return the reason, or empty if the task is not PENDING, has no key, or its key is not at its
-     *     limit
+     * @return the reason, or empty if the task is not PENDING, is not due yet (its run time, or the
+     *     backoff before a retry, has not come), has no key, or its key is not at its limit
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
     Optional<String> waitReason(long taskId);

@@ -211,7 +211,8 @@ public final class JdbcLimits implements Limits {
             String key;
             try (PreparedStatement ps =
                     c.prepareStatement("SELECT queue, concurrency_key FROM dbtasks_task WHERE id = ? AND status = "
-                            + Dialect.status(TaskStatus.PENDING))) {
+                            + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + dialect.now())) {
+                // A task not due yet (scheduled, or backing off before a retry) waits for its time.
                 ps.setLong(1, taskId);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next() || rs.getString(2) == null) {
