@@ -505,6 +505,53 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
     }
 
     @Test
+    void theRetentionSweepDeletesTheRowsOfIdleKeysButNotOneAClaimHolds() throws Exception {
+        DbTasks producer = producer();
+        long waiting = producer.enqueue(TaskRequest.builder(KIND)
+                        .queue(QUEUE)
+                        .concurrencyKey("waits")
+                        .runAt(Instant.now().plus(Duration.ofHours(1)))
+                        .build())
+                .task()
+                .id();
+        for (String key : List.of("gone", "waits", "held")) {
+            sql("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)", QUEUE, key);
+        }
+        try (Connection claim = dataSource().getConnection()) {
+            claim.setAutoCommit(false);
+            try (PreparedStatement ps = claim.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                    + " WHERE queue = ? AND concurrency_key = ? FOR UPDATE")) {
+                ps.setString(1, QUEUE);
+                ps.setString(2, "held");
+                ps.executeQuery().close();
+            }
+            producer.sweepRetention(); // must not wait for the row the "claim" holds
+            assertThat(keyRows()).containsExactly("held", "waits");
+            claim.rollback();
+        }
+        producer.sweepRetention();
+        assertThat(keyRows()).containsExactly("waits");
+        producer.cancel(waiting);
+        producer.sweepRetention();
+        assertThat(keyRows()).isEmpty();
+    }
+
+    private List<String> keyRows() throws SQLException {
+        List<String> keys = new ArrayList<>();
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT concurrency_key FROM dbtasks_concurrency_key WHERE queue = ? ORDER BY concurrency_key")) {
+            ps.setString(1, QUEUE);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    keys.add(rs.getString(1));
+                }
+            }
+        }
+        return keys;
+    }
+
+    @Test
     void aFifoKeyRunsItsTasksOneAtATimeInEnqueueOrderWhilePrioritiesOrderOthers() {
         DbTasks producer = producer();
         producer.limits().set(Limit.fifo(QUEUE, "seq"));
