@@ -88,6 +88,10 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
         assertThatThrownBy(() -> TaskOptions.builder().concurrencyKey(" ").build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("concurrencyKey");
+        assertThatThrownBy(() ->
+                        TaskRequest.builder(KIND).concurrencyKey("tenant*1").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("concurrencyKey must not contain '*'");
     }
 
     @Test
@@ -110,6 +114,14 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
         assertThat(tasks.limits().limitFor(QUEUE, "other").orElseThrow().maxRunning())
                 .isEqualTo(3);
         assertThat(tasks.limits().limitFor("another-queue", "tenant-x")).isEmpty();
+        // Patterns as specific as each other: the first in String order wins, whatever the database's
+        // collation orders the rows by.
+        tasks.limits().set(Limit.maxRunning(QUEUE, "*-b", 7));
+        tasks.limits().set(Limit.maxRunning(QUEUE, "a-*", 8));
+        assertThat(tasks.limits().limitFor(QUEUE, "a-b").orElseThrow().maxRunning())
+                .isEqualTo(7);
+        tasks.limits().remove(QUEUE, "*-b");
+        tasks.limits().remove(QUEUE, "a-*");
 
         assertThat(tasks.limits().remove(QUEUE, "tenant-*")).isTrue();
         assertThat(tasks.limits().remove(QUEUE, "tenant-*")).isFalse();

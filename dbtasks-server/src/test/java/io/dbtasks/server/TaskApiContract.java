@@ -185,6 +185,9 @@ abstract class TaskApiContract {
         assertThat(keys.get(0).path("waiting").asLong()).isEqualTo(1);
         assertThat(keys.get(0).path("limit").path("maxRunning").asInt()).isEqualTo(1);
 
+        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=a%00b").status())
+                .as("the same text checks as a PUT")
+                .isEqualTo(400);
         assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=*").status())
                 .isEqualTo(204);
         assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=*").status())
