@@ -151,13 +151,21 @@ public record TaskRequest(
                 null);
     }
 
-    /** Refuses a concurrency key that is blank, too long or holds text the database cannot store. */
+    /**
+     * Refuses a concurrency key that is blank, too long, contains {@code *} (the wildcard of limit
+     * patterns, so no limit could name the key exactly) or holds text the database cannot store.
+     */
     static void checkConcurrencyKey(@Nullable String concurrencyKey) {
         StoredText.requireText("concurrencyKey", concurrencyKey);
         if (concurrencyKey != null && (concurrencyKey.isBlank() || concurrencyKey.length() > MAX_KEY_LENGTH)) {
             throw new IllegalArgumentException("concurrencyKey must be 1 to " + MAX_KEY_LENGTH
                     + " characters and not blank, or null for none; got " + concurrencyKey.length()
                     + " characters. Use a short identifier (a tenant or customer id), not the payload");
+        }
+        if (concurrencyKey != null && concurrencyKey.indexOf('*') >= 0) {
+            throw new IllegalArgumentException("concurrencyKey must not contain '*', the wildcard of limit"
+                    + " patterns (a limit could not name such a key exactly); got '" + concurrencyKey
+                    + "'. Use another separator, such as '-' or ':'");
         }
     }
 

@@ -793,11 +793,12 @@ public final class Engine {
         return batches;
     }
 
-    /** @return the queue pause store */
+    /** @return the concurrency limits; see {@link io.dbtasks.limit.Limits} */
     public io.dbtasks.limit.Limits limits() {
         return limits;
     }
 
+    /** @return the queue pause store */
     public QueueControl queueControl() {
         return queueControl;
     }

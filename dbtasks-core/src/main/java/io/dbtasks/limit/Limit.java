@@ -12,7 +12,10 @@ import java.util.Objects;
  * default for every key of the queue. It counts each key on its own: {@code maxRunning} 3 on {@code
  * tenant-*} lets 3 tasks of {@code tenant-a} and 3 of {@code tenant-b} run at once. Where several
  * limits of a queue match a key, the exact one wins, then the pattern with the most characters other
- * than {@code *}, then {@value #EVERY_KEY}. Tasks without a key are never limited.
+ * than {@code *}, then {@value #EVERY_KEY}. Between patterns with as many such characters (such as
+ * {@code a-*} and {@code *-b} for the key {@code a-b}), the one first in {@link String#compareTo}
+ * order wins ({@code *-b}), on every engine. Tasks without a key are never limited; a key cannot
+ * contain {@code *}.
  *
  * <p>Immutable and thread-safe.
  *

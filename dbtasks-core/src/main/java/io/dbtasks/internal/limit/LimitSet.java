@@ -9,7 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The limits of one queue as of one read, and which applies to a key: the exact one, else the
- * matching pattern of highest {@link Limit#specificity()}. Thread-safe; answers are memoised per key.
+ * matching pattern of highest {@link Limit#specificity()}, between equals the first pattern in
+ * {@link String#compareTo} order. Thread-safe; answers are memoised per key.
  */
 public final class LimitSet {
     /** A queue without limits. */
@@ -23,7 +24,7 @@ public final class LimitSet {
 
     LimitSet(List<Limit> limits) {
         this.limits = limits.stream()
-                .sorted(Comparator.comparingInt(Limit::specificity).reversed())
+                .sorted(Comparator.comparingInt(Limit::specificity).reversed().thenComparing(Limit::keyPattern))
                 .toList();
     }
 

@@ -90,6 +90,8 @@ public class LimitController {
     @Operation(summary = "Remove a concurrency limit")
     @DeleteMapping("/limits")
     public ResponseEntity<Void> remove(@RequestParam String queue, @RequestParam String keyPattern) {
+        TextChecks.check("queue", queue);
+        TextChecks.check("keyPattern", keyPattern);
         return dbTasks.limits().remove(queue, keyPattern)
                 ? ResponseEntity.noContent().build()
                 : ResponseEntity.notFound().build();
