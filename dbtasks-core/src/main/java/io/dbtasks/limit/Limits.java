@@ -13,6 +13,11 @@ import java.util.Optional;
  * keeps its place until the rescue moves it back to PENDING, and a paused worker's late writes are
  * refused by its fencing token as always, so a limit of 1 never has two runs' effects overlap.
  *
+ * <p><b>Timeouts and shutdown.</b> When a handler times out, or a shutdown hands its task back, the
+ * task stops counting against its key when that outcome is written. A handler thread that ignores
+ * interrupts may still be running then, next to the task that starts in its place: the fencing token
+ * guards the database effects only (a transactional handler's writes, the completion).
+ *
  * <p><b>When a change applies.</b> Every engine re-reads the limit rows at most {@link
  * #REFRESH_MILLIS} ms after it last did (and at once after a change made through it), so a limit
  * set, changed or removed anywhere holds on every engine within that time. A lowered limit does not
@@ -22,6 +27,12 @@ import java.util.Optional;
  * least one limit claims in one short transaction of a few statements (a count of RUNNING tasks by
  * key, the due candidates, the key rows locked, the count again, the claim), whatever the keys of its
  * tasks; measurements are in BENCHMARKS.md.
+ *
+ * <p><b>Fairness, and its current limits.</b> A claim takes due tasks round robin over keys among the
+ * first 400 due tasks of the queue in claim order, keys at their limit left out. A key below its
+ * limit whose tasks fill those 400 can hold other keys back until its tasks start; a queue without
+ * limits has no per-key fairness; and keys at their limit are filtered out while the claim reads its
+ * index, so the claim's cost grows with the backlog of the keys at their limit.
  *
  * <p>Thread-safe.
  */
