@@ -20,7 +20,7 @@ public interface Dialect {
             + " reference, payload, run_at, lease_owner, lease_token, lease_expires_at, cancel_requested,"
             + " created_at, updated_at, started_at, finished_at, last_error, backoff, backoff_initial_ms,"
             + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms, trace_parent,"
-            + " concurrency_key";
+            + " concurrency_key, workflow_id";
 
     /** @return the dialect's name, also the folder of its migrations */
     String name();

@@ -732,7 +732,8 @@ public final class Enqueuer {
                 null,
                 null,
                 r.traceParent(),
-                r.concurrencyKey());
+                r.concurrencyKey(),
+                null);
     }
 
     /** Binds the arrays of {@link Dialect#insertManySql()}, one element per request, in its order. */

@@ -45,7 +45,13 @@ public final class TaskRows {
                 dialect.getInstant(rs, "finished_at"),
                 rs.getString("last_error"),
                 rs.getString("trace_parent"),
-                rs.getString("concurrency_key"));
+                rs.getString("concurrency_key"),
+                workflowId(rs));
+    }
+
+    private static Long workflowId(ResultSet rs) throws SQLException {
+        long id = rs.getLong("workflow_id");
+        return rs.wasNull() ? null : id;
     }
 
     public Claimed claimed(ResultSet rs) throws SQLException {
