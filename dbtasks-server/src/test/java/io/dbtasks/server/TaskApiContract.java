@@ -231,8 +231,12 @@ abstract class TaskApiContract {
         assertThat(keys.get(0).path("waiting").asLong()).isEqualTo(1);
         assertThat(keys.get(0).path("limit").path("maxRunning").asInt()).isEqualTo(1);
 
-        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=a%00b").status())
-                .as("the same text checks as a PUT")
+        assertThat(response(client.delete()
+                                .uri("/api/limits?queue={queue}&keyPattern={pattern}", queue, "a\u0000b")
+                                .exchange()
+                                .returnResult(String.class))
+                        .status())
+                .as("the same text checks as a PUT: NUL refused")
                 .isEqualTo(400);
         assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=*").status())
                 .isEqualTo(204);
