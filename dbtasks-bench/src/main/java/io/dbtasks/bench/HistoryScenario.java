@@ -82,8 +82,8 @@ final class HistoryScenario implements Scenario {
                 attempts,
                 (System.nanoTime() - loadStart) / 1e9));
         tasks.insertPending(c.burndownTasks());
+        settleAttempts(run); // before the task table's settle, whose CHECKPOINT then covers both
         tasks.settle();
-        settleAttempts(run);
         Log.line("history: sizes after load: " + HistoryLoader.describe(loader.sizes()));
         String fullLoad = load();
         double fullSeconds = burner.burn(workers, 1, c.burndownTasks());
