@@ -58,6 +58,7 @@ final class HistoryScenario implements Scenario {
         tasks.reset();
         tasks.insertPending(c.burndownTasks());
         tasks.settle();
+        awaitWriteback();
         String emptyLoad = load();
         double emptySeconds = burner.burn(workers, 1, c.burndownTasks());
         Result empty = Result.throughput(
@@ -85,6 +86,7 @@ final class HistoryScenario implements Scenario {
         settleAttempts(run); // before the task table's settle, whose CHECKPOINT then covers both
         tasks.settle();
         Log.line("history: sizes after load: " + HistoryLoader.describe(loader.sizes()));
+        awaitWriteback();
         String fullLoad = load();
         double fullSeconds = burner.burn(workers, 1, c.burndownTasks());
         double ratio = emptySeconds / fullSeconds;
@@ -225,6 +227,39 @@ final class HistoryScenario implements Scenario {
                 case MARIADB -> s.execute("ANALYZE TABLE dbtasks_attempt");
                 case H2 -> s.execute("ANALYZE TABLE dbtasks_attempt");
             }
+        }
+    }
+
+    /**
+     * Waits (up to 3 minutes) until the kernel has written back the dirty pages of the load and the
+     * checkpoint (Dirty + Writeback in {@code /proc/meminfo} under 64 MB), so the burn-down's commits
+     * do not wait behind gigabytes of background writes. Only meaningful with the database on this
+     * machine; off Linux it returns at once.
+     */
+    static void awaitWriteback() throws InterruptedException {
+        long start = System.nanoTime();
+        long kb = dirtyKb();
+        while (kb > 64 * 1024 && System.nanoTime() - start < 180_000_000_000L) {
+            Thread.sleep(1000);
+            kb = dirtyKb();
+        }
+        long waited = (System.nanoTime() - start) / 1_000_000;
+        if (waited > 1000) {
+            Log.line("history: waited " + waited + " ms for the kernel's writeback (" + kb / 1024 + " MB left)");
+        }
+    }
+
+    private static long dirtyKb() {
+        try {
+            long kb = 0;
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("Dirty:") || line.startsWith("Writeback:")) {
+                    kb += Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+            return kb;
+        } catch (Exception e) {
+            return 0;
         }
     }
 
