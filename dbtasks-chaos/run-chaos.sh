@@ -7,10 +7,20 @@
 # PgBouncer runs (declared on its own port, in both modes; and undeclared on the server's own port
 # number, transaction mode) and the failover run keep their smaller sizes. Each run reports the
 # database's own deadlock count and, per restart / outage / failover, the time from the database
-# accepting connections again to the first completed task.
+# accepting connections again to the first completed task. Then a three-node MariaDB Galera cluster of
+# its own (Debian's mariadb-server and galera-4, rsync for SST): 3,000 tasks with worker processes on
+# every node and three nodes in turn killed with kill -9 and restarted (IST), the burn-down of 5,000
+# ready tasks on three nodes against one (three runs each, medians), and the lock workload with its
+# processes on two nodes for 60 s.
+# Then the Patroni scenarios (PatroniChaosTest: a three-member etcd and two PostgreSQL members under
+# Patroni; kill -9 of the leader's postmaster, a stopped leader host, a switchover; each with
+# synchronous_mode and with asynchronous replication), CHAOS_PATRONI_TASKS tasks (default 1,500) per
+# scenario, CHAOS_PATRONI_RUNS runs (default 3: the report gives the median and spread).
 #
 # Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
-#   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size.
+#   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size; CHAOS_GALERA_TASKS,
+#   CHAOS_GALERA_KILLS, CHAOS_GALERA_BURN, CHAOS_GALERA_RUNS, CHAOS_GALERA_LOCK_SECONDS the Galera part;
+#   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS the Patroni part.
 # Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +29,13 @@ mkdir -p "$(dirname "$report")"
 : > "$report"
 start=$(date +%s)
 ./mvnw -B test -pl dbtasks-chaos -am \
-  -Dtest='ChaosTest,LockWorkloadTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
+  -Dtest='ChaosTest,LockWorkloadTest,GaleraChaosTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
   -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
   -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
+  -Dchaos.galera.tasks="${CHAOS_GALERA_TASKS:-3000}" -Dchaos.galera.kills="${CHAOS_GALERA_KILLS:-3}" \
+  -Dchaos.galera.burn="${CHAOS_GALERA_BURN:-5000}" -Dchaos.galera.runs="${CHAOS_GALERA_RUNS:-3}" \
+  -Dchaos.galera.lock.seconds="${CHAOS_GALERA_LOCK_SECONDS:-60}" \
+  -Dchaos.patroni.tasks="${CHAOS_PATRONI_TASKS:-1500}" -Dchaos.patroni.runs="${CHAOS_PATRONI_RUNS:-3}" \
   -Dchaos.report="$report" "$@"
 echo "== chaos report ($(( $(date +%s) - start )) s in all)"
 cat "$report"

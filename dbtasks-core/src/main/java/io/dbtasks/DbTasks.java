@@ -595,6 +595,17 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
+     * Workflows in this engine's database: graphs of steps, each a task that runs once the steps it
+     * depends on have succeeded, inserted whole in one transaction ({@code dbtasks_workflow}, {@code
+     * dbtasks_dependency}). Usable before {@link #start()} and on an engine without workers.
+     *
+     * @return the workflows, thread-safe; the same instance on every call
+     */
+    public io.dbtasks.workflow.Workflows workflows() {
+        return engine.workflows();
+    }
+
+    /**
      * The recurring schedules in this engine's database ({@code dbtasks_schedule}): create, update,
      * pause, resume and delete them at run time, and read their next and last slots and the outcome
      * of their latest task. Usable before {@link #start()} and on an engine without workers; slots

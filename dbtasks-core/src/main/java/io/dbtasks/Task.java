@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param lastError a readable reason for the last failure, or {@code null}
  * @param traceParent the W3C {@code traceparent} of the span that enqueued it (see {@link
  *     TaskRequest#traceParent()}), or {@code null}
+ * @param workflowId the id of the workflow it is a step of (see {@link
+ *     io.dbtasks.workflow.Workflows}), or {@code null} for a task outside workflows
  */
 public record Task(
         long id,
@@ -53,4 +55,81 @@ public record Task(
         @Nullable Instant startedAt,
         @Nullable Instant finishedAt,
         @Nullable String lastError,
-        @Nullable String traceParent) {}
+        @Nullable String traceParent,
+        @Nullable Long workflowId) {
+
+    /**
+     * A task outside workflows: {@code workflowId} {@code null}; the parameters are the record's.
+     *
+     * @param id the task's id
+     * @param queue its queue
+     * @param kind its kind
+     * @param status its state
+     * @param priority its priority
+     * @param attempt attempts started
+     * @param maxAttempts attempts allowed
+     * @param idempotencyKey its key, or {@code null}
+     * @param name its display name, or {@code null}
+     * @param reference its business reference, or {@code null}
+     * @param payload its payload JSON, or {@code null}
+     * @param runAt when it is due
+     * @param leaseOwner the lease holder, or {@code null}
+     * @param fencingToken the last claim's token, or {@code null}
+     * @param leaseExpiresAt when the lease ends, or {@code null}
+     * @param cancelRequested whether a cancel was asked
+     * @param createdAt when it was enqueued
+     * @param updatedAt when the row last changed
+     * @param startedAt when the last attempt started, or {@code null}
+     * @param finishedAt when it finished, or {@code null}
+     * @param lastError the last failure's reason, or {@code null}
+     * @param traceParent the enqueuing span's {@code traceparent}, or {@code null}
+     */
+    public Task(
+            long id,
+            String queue,
+            String kind,
+            TaskStatus status,
+            int priority,
+            int attempt,
+            int maxAttempts,
+            @Nullable String idempotencyKey,
+            @Nullable String name,
+            @Nullable String reference,
+            @Nullable String payload,
+            Instant runAt,
+            @Nullable String leaseOwner,
+            @Nullable Long fencingToken,
+            @Nullable Instant leaseExpiresAt,
+            boolean cancelRequested,
+            Instant createdAt,
+            Instant updatedAt,
+            @Nullable Instant startedAt,
+            @Nullable Instant finishedAt,
+            @Nullable String lastError,
+            @Nullable String traceParent) {
+        this(
+                id,
+                queue,
+                kind,
+                status,
+                priority,
+                attempt,
+                maxAttempts,
+                idempotencyKey,
+                name,
+                reference,
+                payload,
+                runAt,
+                leaseOwner,
+                fencingToken,
+                leaseExpiresAt,
+                cancelRequested,
+                createdAt,
+                updatedAt,
+                startedAt,
+                finishedAt,
+                lastError,
+                traceParent,
+                null);
+    }
+}

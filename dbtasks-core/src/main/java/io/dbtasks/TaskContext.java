@@ -112,6 +112,79 @@ public interface TaskContext {
      * schedule package depends on this one and not the other way round; a test holds both to the same
      * answers.
      */
+    /**
+     * The most characters a result may have ({@link #setResult}): 65,536. A result is meant for what
+     * a dependent step needs (an id, a count, a small document); larger data belongs in the
+     * application's own tables, with its key in the result.
+     */
+    int MAX_RESULT_CHARS = 65_536;
+
+    /**
+     * Sets the result stored with this task if the attempt succeeds: JSON text, by convention, that
+     * the steps depending on it read with {@link #dependencyResults()}. Stored as given, in the
+     * transaction that records the success (the handler's own, for a transactional handler); a
+     * failed attempt stores none, and a later call replaces an earlier one. Call it from the
+     * handler's thread before the handler returns.
+     *
+     * @param json the result, at most {@link #MAX_RESULT_CHARS} characters; {@code null} clears it
+     * @throws IllegalArgumentException if {@code json} is longer than {@link #MAX_RESULT_CHARS}
+     * @throws UnsupportedOperationException if this context stores no results (a test double)
+     */
+    default void setResult(@Nullable String json) {
+        throw new UnsupportedOperationException("This TaskContext does not store results");
+    }
+
+    /**
+     * @return the id of the workflow this task is a step of, or empty for a task outside workflows
+     */
+    default java.util.Optional<Long> workflowId() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * The results of the steps this step depends on, read from the database when called (they all
+     * finished before this step was released).
+     *
+     * @return step name to its stored result (JSON text, or {@code null} where it stored none), in
+     *     no particular order; empty for a task outside workflows or a step without dependencies
+     * @throws DbTasksException if the database fails
+     */
+    default java.util.Map<String, @Nullable String> dependencyResults() {
+        return java.util.Map.of();
+    }
+
+    /**
+     * One dependency's result: {@code dependencyResults().get(step)}.
+     *
+     * @param step the name of a step this step depends on
+     * @return its result, or empty if it stored none or is not a dependency of this step
+     * @throws DbTasksException if the database fails
+     */
+    default java.util.Optional<String> dependencyResult(String step) {
+        return java.util.Optional.ofNullable(dependencyResults().get(step));
+    }
+
+    /**
+     * Adds a step to this step's workflow (a fan-out): inserted only if this attempt succeeds, in the
+     * transaction that records the success (the handler's own, for a transactional handler), and
+     * claimable as soon as that commits. The steps named in {@code downstream} also wait for the new
+     * step (a fan-in): each must be a WAITING step of this workflow that depends on this step, so it
+     * cannot have been released before the new step exists. A failed attempt adds nothing; its retry
+     * adds its steps anew.
+     *
+     * @param step the new step's name, unique in the workflow, 1 to 200 characters
+     * @param request its task; without an idempotency key
+     * @param downstream names of steps of this workflow that wait for the new step too
+     * @throws IllegalArgumentException if the name is blank, too long or taken, the request has an
+     *     idempotency key, or a downstream step is not a WAITING dependent of this step
+     * @throws IllegalStateException if this task is not a workflow step
+     * @throws UnsupportedOperationException if this context adds no steps (a test double)
+     * @throws DbTasksException if the database fails while the names are checked
+     */
+    default void addStep(String step, TaskRequest request, String... downstream) {
+        throw new UnsupportedOperationException("This TaskContext does not add workflow steps");
+    }
+
     private static java.util.Optional<java.time.Instant> slotOfKey(@Nullable String key) {
         String prefix = "schedule:";
         if (key == null || !key.startsWith(prefix)) {

@@ -94,6 +94,7 @@ class ArchitectureTest {
                         "io.dbtasks.event..",
                         "io.dbtasks.job..",
                         "io.dbtasks.batch..",
+                        "io.dbtasks.workflow..",
                         "io.dbtasks.schedule..")
                 .should()
                 .dependOnClassesThat()

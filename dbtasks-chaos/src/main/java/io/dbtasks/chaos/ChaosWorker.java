@@ -95,6 +95,7 @@ public final class ChaosWorker {
                 .statementTimeout(Duration.ofSeconds(5))
                 .shutdownTimeout(Duration.ofSeconds(10))
                 .transactionalHandler(ChaosSchema.TX_KIND, Void.class, (ctx, tx, payload) -> {
+                    witness(ctx);
                     try (PreparedStatement ps =
                             tx.prepareStatement("INSERT INTO chaos_effect (task_id, token, worker) VALUES (?, ?, ?)")) {
                         ps.setLong(1, ctx.taskId());
@@ -105,6 +106,7 @@ public final class ChaosWorker {
                     work();
                 })
                 .handler(ChaosSchema.PLAIN_KIND, Void.class, (ctx, payload) -> {
+                    witness(ctx);
                     work();
                     try (Connection c = ds.getConnection();
                             PreparedStatement ps = c.prepareStatement(
@@ -116,6 +118,17 @@ public final class ChaosWorker {
                     }
                 })
                 .build();
+    }
+
+    /**
+     * Writes {@code RAN <task id> <fencing token> <idempotency key>} to standard output (the worker's
+     * log), a record outside the database: after a failover that lost committed transactions, it
+     * still shows which token a handler was given for which task, so a token or id issued again to
+     * another task can be counted.
+     */
+    private static void witness(io.dbtasks.TaskContext ctx) {
+        System.out.println("RAN " + ctx.taskId() + " " + ctx.fencingToken() + " "
+                + ctx.idempotencyKey().orElse("-"));
     }
 
     /** 50 to 250 ms of work, so that tasks are in flight when a fault strikes. */

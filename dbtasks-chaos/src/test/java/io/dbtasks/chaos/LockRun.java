@@ -32,6 +32,14 @@ final class LockRun {
     private LockRun() {}
 
     static Map<String, Long> run(String url, int seconds) throws Exception {
+        return run(url, List.of(url, url), seconds);
+    }
+
+    /**
+     * @param url where the test itself migrates, watches and checks
+     * @param processUrls the URL of each of the two lock processes (two nodes of a cluster, say)
+     */
+    static Map<String, Long> run(String url, List<String> processUrls, int seconds) throws Exception {
         try (HikariDataSource ds = ChaosRun.pool(url, 4)) {
             DbTasks.builder(ds).workers(false).build().close(); // migrates
             ChaosSchema.recreate(ds);
@@ -51,7 +59,7 @@ final class LockRun {
                                 "-cp",
                                 classpath,
                                 LockWorker.class.getName(),
-                                url,
+                                processUrls.get(i),
                                 "lock-p" + i,
                                 "4",
                                 String.valueOf(seconds),

@@ -22,6 +22,11 @@ import org.jspecify.annotations.Nullable;
  * @param priority the chunk tasks' priority, higher first, or {@code null} for the default
  * @param timeout how long one attempt of a chunk may run, positive, or {@code null} for the engine
  *     default
+ * @param onFinish a callback task enqueued once when every chunk has ended (SUCCEEDED, FAILED or
+ *     CANCELLED), or {@code null}
+ * @param onSuccess a callback task enqueued once when every chunk has SUCCEEDED, or {@code null}
+ * @param onFailure a callback task enqueued once when every chunk has ended and one of them FAILED or
+ *     was CANCELLED, or {@code null}
  */
 public record BatchRequest(
         String kind,
@@ -33,7 +38,10 @@ public record BatchRequest(
         @Nullable Integer maxAttempts,
         @Nullable RetryPolicy retryPolicy,
         @Nullable Integer priority,
-        @Nullable Duration timeout) {
+        @Nullable Duration timeout,
+        io.dbtasks.@Nullable TaskRequest onFinish,
+        io.dbtasks.@Nullable TaskRequest onSuccess,
+        io.dbtasks.@Nullable TaskRequest onFailure) {
     /** The most chunks a batch may have. */
     public static final int MAX_CHUNKS = 100_000;
 
@@ -62,6 +70,59 @@ public record BatchRequest(
             throw new IllegalArgumentException("idempotencyKey must be 1 to 255 characters and not blank");
         }
         new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout); // checks the options' ranges
+        for (io.dbtasks.TaskRequest callback : new io.dbtasks.TaskRequest[] {onFinish, onSuccess, onFailure}) {
+            if (callback != null && callback.idempotencyKey() != null) {
+                throw new IllegalArgumentException("A batch callback takes no idempotency key: it is enqueued"
+                        + " exactly once with the batch's last chunk; got '" + callback.idempotencyKey() + "'");
+            }
+        }
+    }
+
+    /**
+     * A request without callbacks.
+     *
+     * @param kind the chunk handler's name
+     * @param chunks the number of chunks
+     * @param params the parameters, or {@code null}
+     * @param name a display name, or {@code null}
+     * @param idempotencyKey a unique key, or {@code null}
+     * @param queue the chunk tasks' queue, or {@code null} for the default
+     * @param maxAttempts attempts per chunk, or {@code null} for the engine default
+     * @param retryPolicy backoff between a chunk's attempts, or {@code null} for the engine default
+     * @param priority the chunk tasks' priority, or {@code null} for the default
+     * @param timeout how long one attempt of a chunk may run, or {@code null} for the engine default
+     * @throws IllegalArgumentException if a field is out of range
+     */
+    public BatchRequest(
+            String kind,
+            int chunks,
+            @Nullable Object params,
+            @Nullable String name,
+            @Nullable String idempotencyKey,
+            @Nullable String queue,
+            @Nullable Integer maxAttempts,
+            @Nullable RetryPolicy retryPolicy,
+            @Nullable Integer priority,
+            @Nullable Duration timeout) {
+        this(
+                kind,
+                chunks,
+                params,
+                name,
+                idempotencyKey,
+                queue,
+                maxAttempts,
+                retryPolicy,
+                priority,
+                timeout,
+                null,
+                null,
+                null);
+    }
+
+    /** @return whether the batch names a callback */
+    public boolean hasCallbacks() {
+        return onFinish != null || onSuccess != null || onFailure != null;
     }
 
     /**
@@ -86,7 +147,7 @@ public record BatchRequest(
             @Nullable String queue,
             @Nullable Integer maxAttempts,
             @Nullable RetryPolicy retryPolicy) {
-        this(kind, chunks, params, name, idempotencyKey, queue, maxAttempts, retryPolicy, null, null);
+        this(kind, chunks, params, name, idempotencyKey, queue, maxAttempts, retryPolicy, null, null, null, null, null);
     }
 
     /**
@@ -114,6 +175,9 @@ public record BatchRequest(
         private @Nullable String name;
         private @Nullable String idempotencyKey;
         private TaskOptions options = TaskOptions.DEFAULTS;
+        private io.dbtasks.@Nullable TaskRequest onFinish;
+        private io.dbtasks.@Nullable TaskRequest onSuccess;
+        private io.dbtasks.@Nullable TaskRequest onFailure;
 
         private Builder(String kind, int chunks) {
             this.kind = kind;
@@ -188,6 +252,43 @@ public record BatchRequest(
         }
 
         /**
+         * Names a task to enqueue once when every chunk has ended, whatever the outcome: made
+         * claimable in the transaction that settles the last chunk.
+         *
+         * @param callback the callback task; without an idempotency key
+         * @return this
+         */
+        public Builder onFinish(io.dbtasks.TaskRequest callback) {
+            this.onFinish = Objects.requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /**
+         * Names a task to enqueue once when every chunk has SUCCEEDED; if a chunk fails for good or is
+         * cancelled, the callback is cancelled with the reason instead (and enqueued after all if that
+         * chunk is retried and the batch then succeeds).
+         *
+         * @param callback the callback task; without an idempotency key
+         * @return this
+         */
+        public Builder onSuccess(io.dbtasks.TaskRequest callback) {
+            this.onSuccess = Objects.requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /**
+         * Names a task to enqueue once when every chunk has ended and one of them FAILED or was
+         * CANCELLED; cancelled if every chunk succeeded.
+         *
+         * @param callback the callback task; without an idempotency key
+         * @return this
+         */
+        public Builder onFailure(io.dbtasks.TaskRequest callback) {
+            this.onFailure = Objects.requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /**
          * @return the request
          * @throws IllegalArgumentException if a field is out of range
          */
@@ -202,7 +303,10 @@ public record BatchRequest(
                     options.maxAttempts(),
                     options.retryPolicy(),
                     options.priority(),
-                    options.timeout());
+                    options.timeout(),
+                    onFinish,
+                    onSuccess,
+                    onFailure);
         }
     }
 }

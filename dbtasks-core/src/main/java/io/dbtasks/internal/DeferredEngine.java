@@ -345,6 +345,10 @@ public final class DeferredEngine {
         return ready().batches();
     }
 
+    public io.dbtasks.workflow.Workflows workflows() {
+        return ready().workflows();
+    }
+
     public QueueControl queueControl() {
         return ready().queueControl();
     }

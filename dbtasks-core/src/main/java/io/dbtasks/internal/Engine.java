@@ -8,9 +8,12 @@ import io.dbtasks.internal.batch.JdbcBatches;
 import io.dbtasks.internal.claim.QueueWorker;
 import io.dbtasks.internal.completion.Attempts;
 import io.dbtasks.internal.completion.Completions;
+import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.OutcomeBatcher;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.internal.dialect.GaleraSchema;
+import io.dbtasks.internal.dialect.MariaDbDialect;
 import io.dbtasks.internal.enqueue.EnqueueSignals;
 import io.dbtasks.internal.enqueue.Enqueuer;
 import io.dbtasks.internal.execution.Completer;
@@ -41,6 +44,7 @@ import io.dbtasks.internal.support.Events;
 import io.dbtasks.internal.support.HealthTracker;
 import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.internal.support.PathHealth;
+import io.dbtasks.internal.workflow.JdbcWorkflows;
 import io.dbtasks.job.JobDefinitions;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.lock.spi.Renewal;
@@ -134,6 +138,7 @@ public final class Engine {
     private final JdbcSchedules schedules;
     private final JdbcJobDefinitions jobs;
     private final Batches batches;
+    private final io.dbtasks.workflow.Workflows workflows;
     private final QueueControl queueControl;
     private final TaskRetention retention;
 
@@ -192,11 +197,14 @@ public final class Engine {
         this.enqueuer =
                 new Enqueuer(jdbc, dialect, handlers, config, this::wake, events, enqueueSignals, enqueueHealth);
         this.queries = new TaskQueries(jdbc, dialect);
-        this.operations = new TaskOperations(jdbc, dialect, queries, this::wake);
+        Dependents dependents = new Dependents(dialect, this::wake);
+        this.operations = new TaskOperations(jdbc, dialect, queries, this::wake, dependents);
         this.capabilities =
                 new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
-        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable);
-        this.completions = new Completions(jdbc, dialect, attempts);
+        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable, dependents);
+        JdbcWorkflows workflowStore = new JdbcWorkflows(jdbc, dialect, enqueuer, operations);
+        this.workflows = workflowStore;
+        this.completions = new Completions(jdbc, dialect, attempts, dependents, workflowStore::addSteps);
         this.locks = new JdbcLeaseLocks(jdbc, dialect, config.workerId(), renewal);
         this.guards = new JdbcRunOnceGuards(jdbc, dialect, config.workerId(), renewal);
         this.inbox = new JdbcInbox(jdbc, dialect);
@@ -205,7 +213,8 @@ public final class Engine {
         this.schedulePoller = new SchedulePoller(jdbc, dialect, enqueuer, scheduleConfig, handlers.kinds());
         this.schedules = new JdbcSchedules(jdbc, dialect, handlers, scheduleConfig.clock(), schedulePoller);
         this.jobs = new JdbcJobDefinitions(jdbc, dialect, mapper, enqueuer::enqueue, schedules);
-        this.batches = new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1));
+        this.batches =
+                new JdbcBatches(jdbc, dialect, mapper, enqueuer::enqueue, id -> operations.retry(id, 1), workflows);
         this.retention = new TaskRetention(
                 jdbc,
                 dialect,
@@ -321,6 +330,9 @@ public final class Engine {
         } catch (java.sql.SQLException e) {
             throw Jdbc.failure("Checking for a connection pooler", e);
         }
+        if (!settings.migrate() && dialect instanceof MariaDbDialect m && m.galera()) {
+            GaleraSchema.requireTokenFunction(connections);
+        }
         if (settings.migrate()) {
             migrate(connections, dialect);
         }
@@ -335,14 +347,22 @@ public final class Engine {
     /** Applies the dialect's migrations with dbtasks' own history table. */
     public static void migrate(DataSource dataSource, Dialect dialect) {
         try {
+            // On a Galera cluster: the first script's sequence NOCACHE, and the token function (GaleraSchema)
+            boolean mariadb = dialect.name().equals("mariadb");
+            boolean firstRun = mariadb && GaleraSchema.prepare(dataSource);
             Flyway.configure(Engine.class.getClassLoader())
                     .dataSource(dataSource)
                     .table("dbtasks_schema_history")
                     .locations("classpath:io/dbtasks/migration/" + dialect.name())
                     .baselineOnMigrate(true)
-                    .baselineVersion("0")
+                    .baselineVersion(firstRun ? "1" : "0")
                     .load()
                     .migrate();
+            if (mariadb) {
+                GaleraSchema.settle(dataSource);
+            }
+        } catch (java.sql.SQLException e) {
+            throw Jdbc.failure("Migrating the dbtasks schema (" + dialect.name() + ") on a Galera cluster", e);
         } catch (RuntimeException e) {
             throw new DbTasksException(
                     "Migrating the dbtasks schema (" + dialect.name() + ") failed: "
@@ -787,6 +807,11 @@ public final class Engine {
     /** @return the chunked batches; see {@link io.dbtasks.batch.Batches} */
     public Batches batches() {
         return batches;
+    }
+
+    /** @return the workflows; see {@link io.dbtasks.workflow.Workflows} */
+    public io.dbtasks.workflow.Workflows workflows() {
+        return workflows;
     }
 
     /** @return the queue pause store */

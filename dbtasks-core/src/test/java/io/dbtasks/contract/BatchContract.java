@@ -183,6 +183,65 @@ public abstract class BatchContract extends EngineHarness {
     }
 
     @Test
+    void eachCallbackIsEnqueuedOnceWithTheLastChunkAndARetriedChunkLetsOnSuccessRun() throws Exception {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        Map<String, AtomicInteger> callbacks = new ConcurrentHashMap<>();
+        List<DbTasks> both = new java.util.ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            both.add(engine(b -> b.queue("default", 2)
+                    .chunkHandler("flaky", Params.class, (chunk, tx, p) -> {
+                        insertEffect(chunk, tx, p);
+                        if (chunk.chunk() == 4 && broken.get()) {
+                            throw new NonRetryableException("chunk 4 is broken");
+                        }
+                    })
+                    .handler(
+                            "callback",
+                            String.class,
+                            (ctx, which) -> callbacks
+                                    .computeIfAbsent(which, k -> new AtomicInteger())
+                                    .incrementAndGet())));
+        }
+        DbTasks tasks = both.get(0);
+        Batch batch = tasks.batches()
+                .create(BatchRequest.builder("flaky", 10)
+                        .params(new Params("p"))
+                        .onFinish(io.dbtasks.TaskRequest.of("callback", "finish"))
+                        .onSuccess(io.dbtasks.TaskRequest.of("callback", "success"))
+                        .onFailure(io.dbtasks.TaskRequest.of("callback", "failure"))
+                        .build());
+        assertThat(tasks.batches().progress(batch.id()).chunks()).isEqualTo(10);
+        both.forEach(DbTasks::start);
+
+        long onFinish = callbackTask("finish");
+        long onSuccess = callbackTask("success");
+        long onFailure = callbackTask("failure");
+        awaitStatus(tasks, onFinish, io.dbtasks.TaskStatus.SUCCEEDED);
+        awaitStatus(tasks, onFailure, io.dbtasks.TaskStatus.SUCCEEDED);
+        assertThat(awaitStatus(tasks, onSuccess, io.dbtasks.TaskStatus.CANCELLED)
+                        .lastError())
+                .contains("chunk 4 is broken");
+        // Each callback started after the last chunk's attempt ended.
+        long lastChunkEnd = count(
+                "SELECT MAX(a.id) FROM dbtasks_attempt a JOIN dbtasks_batch_chunk c"
+                        + " ON c.task_id = a.task_id WHERE c.batch_id = ?",
+                batch.id());
+        long firstCallback = count("SELECT MIN(id) FROM dbtasks_attempt WHERE task_id IN (?, ?)", onFinish, onFailure);
+        assertThat(firstCallback).isGreaterThan(lastChunkEnd);
+
+        broken.set(false);
+        assertThat(tasks.batches().retryFailed(batch.id())).isEqualTo(1);
+        awaitStatus(tasks, onSuccess, io.dbtasks.TaskStatus.SUCCEEDED);
+        assertThat(effectsPerChunk(batch.id()).values()).hasSize(10).containsOnly(1);
+        assertThat(callbacks).containsOnlyKeys("finish", "failure", "success");
+        assertThat(callbacks.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+    }
+
+    private long callbackTask(String which) {
+        return count("SELECT id FROM dbtasks_task WHERE kind = 'callback' AND payload = ?", "\"" + which + "\"");
+    }
+
+    @Test
     void aRunningChunkWhoseLeaseExpiredCountsAsRescuePending() {
         DbTasks tasks = producer();
         Batch batch = tasks.batches().create(BatchRequest.builder("effect", 3).build());

@@ -133,6 +133,8 @@ public enum TestDatabase {
                 Statement s = c.createStatement()) {
             for (String table : List.of(
                     "dbtasks_attempt",
+                    "dbtasks_dependency",
+                    "dbtasks_workflow",
                     "dbtasks_task",
                     "dbtasks_once",
                     "dbtasks_inbox",

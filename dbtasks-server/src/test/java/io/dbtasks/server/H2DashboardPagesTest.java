@@ -202,6 +202,38 @@ class H2DashboardPagesTest {
         assertThat(api.body()).contains("\"running\":1").contains("\"rescuePending\":1");
     }
 
+    @Test
+    void aWorkflowsPageListsItsStepsByLevelAndATaskLinksToIt() {
+        io.dbtasks.workflow.WorkflowRun wf = dbTasks.workflows()
+                .insert(io.dbtasks.workflow.Workflow.named("dash-wf-" + run)
+                        .step(
+                                "first",
+                                io.dbtasks.TaskRequest.builder("order.no-param")
+                                        .queue("idle-" + run)
+                                        .build())
+                        .step(
+                                "second",
+                                io.dbtasks.TaskRequest.builder("order.no-param")
+                                        .queue("idle-" + run)
+                                        .build(),
+                                "first")
+                        .build());
+        RawHttp.Response page =
+                http.send("GET", "/dashboard/workflows/" + wf.id(), Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("dash-wf-" + run)
+                .contains("data-step=\"first\"")
+                .contains("data-step=\"second\"")
+                .contains("WAITING");
+        RawHttp.Response task =
+                http.send("GET", "/dashboard/tasks/" + wf.taskId("second"), Map.of("Authorization", VIEWER), null);
+        assertThat(task.body()).contains("/dashboard/workflows/" + wf.id());
+        RawHttp.Response missing =
+                http.send("GET", "/dashboard/workflows/999999999", Map.of("Authorization", VIEWER), null);
+        assertThat(missing.status()).isEqualTo(404);
+    }
+
     // --- helpers ---------------------------------------------------------------------------------
 
     record Session(String cookie, String csrf) {}

@@ -119,6 +119,52 @@ abstract class TaskApiContract {
         return get("/api/jobs/" + code).body();
     }
 
+    // --- workflows -------------------------------------------------------------------------------
+
+    @Test
+    void aWorkflowIsInsertedRunInDependencyOrderReadCancelledAndRefusedWithACycle() {
+        Response created = post(
+                "/api/workflows",
+                "{\"name\":\"wf-" + run + "\",\"steps\":["
+                        + "{\"name\":\"b\",\"kind\":\"order.no-param\",\"dependsOn\":[{\"step\":\"a\"}]},"
+                        + "{\"name\":\"a\",\"kind\":\"order.no-param\"}]}");
+        assertThat(created.status()).isEqualTo(201);
+        long id = created.body().path("id").asLong();
+        assertThat(created.headers().getLocation().getPath()).isEqualTo("/api/workflows/" + id);
+        assertThat(created.body().path("steps").get(0).path("name").asString()).isEqualTo("a");
+        assertThat(created.body().path("steps").get(1).path("status").asString())
+                .isEqualTo("WAITING");
+        await().atMost(WAIT).until(() -> {
+            JsonNode steps = get("/api/workflows/" + id).body().path("steps");
+            return "SUCCEEDED".equals(steps.get(0).path("status").asString())
+                    && "SUCCEEDED".equals(steps.get(1).path("status").asString());
+        });
+        assertThat(get("/api/workflows/" + id).body().path("steps").get(1).path("dependsOn"))
+                .isEqualTo(json("[{\"step\":\"a\",\"onFailure\":\"CANCEL\"}]"));
+
+        Response idle = post(
+                "/api/workflows",
+                "{\"name\":\"idle\",\"steps\":[{\"name\":\"a\",\"kind\":\"order.no-param\",\"queue\":\"idle-" + run
+                        + "\"},{\"name\":\"b\",\"kind\":\"order.no-param\",\"dependsOn\":[{\"step\":\"a\"}]}]}");
+        long idleId = idle.body().path("id").asLong();
+        Response cancelled = post("/api/workflows/" + idleId + "/cancellations", null);
+        assertThat(cancelled.body().path("cancelled").asInt()).isEqualTo(2);
+
+        assertProblem(
+                post(
+                        "/api/workflows",
+                        "{\"name\":\"loop\",\"steps\":[{\"name\":\"a\",\"kind\":\"order.no-param\","
+                                + "\"dependsOn\":[{\"step\":\"b\"}]},{\"name\":\"b\",\"kind\":\"order.no-param\","
+                                + "\"dependsOn\":[{\"step\":\"a\"}]}]}"),
+                400,
+                "has a cycle: a -> b -> a");
+        assertProblem(
+                post("/api/workflows", "{\"name\":\"w\",\"steps\":[{\"name\":\"a\",\"kind\":\"no.such\"}]}"),
+                400,
+                "'kind' of step 'a'");
+        assertProblem(get("/api/workflows/999999999"), 404, "No workflow has id 999999999");
+    }
+
     // --- create ----------------------------------------------------------------------------------
 
     @Test
@@ -472,7 +518,7 @@ abstract class TaskApiContract {
         assertThat(r.status()).isEqualTo(200);
         JsonNode stats = r.body();
         assertThat(names(stats.path("tasks")))
-                .containsExactly("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED");
+                .containsExactly("WAITING", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED");
         assertThat(names(stats.path("attempts")))
                 .containsExactly("SUCCEEDED", "FAILED", "TIMED_OUT", "LEASE_EXPIRED", "CANCELLED");
         assertThat(stats.path("tasks").path("PENDING").asLong()).isGreaterThanOrEqualTo(2);

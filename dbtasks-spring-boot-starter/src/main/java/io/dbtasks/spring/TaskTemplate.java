@@ -115,6 +115,22 @@ public class TaskTemplate {
     }
 
     /**
+     * Inserts a workflow, its steps and their dependency edges: in the caller's transaction if there
+     * is one (a rollback leaves none of it), else in one transaction of its own.
+     *
+     * @param workflow the workflow
+     * @return the stored workflow: its id and each step's task id and state
+     * @throws io.dbtasks.InvalidPayloadException if a payload cannot be written as JSON
+     * @throws io.dbtasks.DbTasksException if the database fails
+     */
+    public io.dbtasks.workflow.WorkflowRun insertWorkflow(io.dbtasks.workflow.Workflow workflow) {
+        Objects.requireNonNull(workflow, "workflow");
+        return inTransaction(
+                c -> dbTasks.workflows().insert(c, workflow),
+                () -> dbTasks.workflows().insert(workflow));
+    }
+
+    /**
      * @return whether a Spring-managed transaction holds a connection of the engine's DataSource on
      *     this thread, so an enqueue now would join it
      */

@@ -33,6 +33,7 @@ public final class JdbcBatches implements Batches {
     private final JsonMapper mapper;
     private final BiFunction<Connection, List<TaskRequest>, List<EnqueueResult>> enqueue;
     private final LongFunction<?> retryTask;
+    private final io.dbtasks.workflow.Workflows workflows;
 
     /**
      * @param jdbc the engine's connections
@@ -40,13 +41,17 @@ public final class JdbcBatches implements Batches {
      * @param mapper writes the parameters
      * @param enqueue enqueues tasks on a connection, in its transaction
      * @param retryTask sends a FAILED or CANCELLED task back to PENDING
+     * @param workflows where a batch with callbacks is inserted as a workflow: its chunks, and each
+     *     callback a step that depends on every chunk
      */
     public JdbcBatches(
             Jdbc jdbc,
             Dialect dialect,
             JsonMapper mapper,
             BiFunction<Connection, List<TaskRequest>, List<EnqueueResult>> enqueue,
-            LongFunction<?> retryTask) {
+            LongFunction<?> retryTask,
+            io.dbtasks.workflow.Workflows workflows) {
+        this.workflows = workflows;
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.mapper = mapper;
@@ -67,6 +72,10 @@ public final class JdbcBatches implements Batches {
         try {
             long id = jdbc.inTransaction("Creating a batch of " + r.chunks() + " chunk(s) of " + r.kind(), c -> {
                 long batchId = insertBatch(c, r, params);
+                if (r.hasCallbacks()) {
+                    insertWithCallbacks(c, batchId, r);
+                    return batchId;
+                }
                 for (int from = 0; from < r.chunks(); from += ENQUEUE_PAGE) {
                     int to = Math.min(r.chunks(), from + ENQUEUE_PAGE);
                     List<TaskRequest> requests = new ArrayList<>(to - from);
@@ -100,6 +109,67 @@ public final class JdbcBatches implements Batches {
             }
             throw e;
         }
+    }
+
+    /**
+     * A batch with callbacks is a workflow: a step per chunk, and each callback a step that depends
+     * on every chunk (on finish: whatever their outcome; on success: cancelled by a failure; on
+     * failure: run only if one failed), so the transaction that settles the last chunk makes each
+     * callback claimable, or cancels it, exactly once.
+     */
+    private void insertWithCallbacks(Connection c, long batchId, BatchRequest r) throws SQLException {
+        String label = "batch " + batchId + " (" + (r.name() == null ? r.kind() : r.name()) + ")";
+        io.dbtasks.workflow.Workflow.Builder graph = io.dbtasks.workflow.Workflow.named(
+                label.length() <= io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH
+                        ? label
+                        : label.substring(0, io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH));
+        String[] chunks = new String[r.chunks()];
+        for (int chunk = 0; chunk < r.chunks(); chunk++) {
+            chunks[chunk] = "chunk " + chunk;
+            graph.step(chunks[chunk], chunkRequest(batchId, chunk, r));
+        }
+        callback(graph, "on finish", r.onFinish(), chunks, io.dbtasks.workflow.Dependency::runAnyway);
+        callback(graph, "on success", r.onSuccess(), chunks, d -> d);
+        callback(graph, "on failure", r.onFailure(), chunks, io.dbtasks.workflow.Dependency::runIfAnyFailed);
+        io.dbtasks.workflow.WorkflowRun run = workflows.insert(c, graph.build());
+        try (PreparedStatement ps =
+                c.prepareStatement("INSERT INTO dbtasks_batch_chunk (batch_id, chunk, task_id) VALUES (?, ?, ?)")) {
+            for (int chunk = 0; chunk < r.chunks(); chunk++) {
+                ps.setLong(1, batchId);
+                ps.setInt(2, chunk);
+                ps.setLong(3, run.taskId(chunks[chunk]));
+                ps.addBatch();
+                if (chunk % ENQUEUE_PAGE == ENQUEUE_PAGE - 1) {
+                    ps.executeBatch();
+                }
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private static void callback(
+            io.dbtasks.workflow.Workflow.Builder graph,
+            String step,
+            TaskRequest callback,
+            String[] chunks,
+            java.util.function.UnaryOperator<io.dbtasks.workflow.Dependency> policy) {
+        if (callback == null) {
+            return;
+        }
+        io.dbtasks.workflow.Dependency[] dependencies = new io.dbtasks.workflow.Dependency[chunks.length];
+        for (int k = 0; k < chunks.length; k++) {
+            dependencies[k] = policy.apply(io.dbtasks.workflow.Dependency.on(chunks[k]));
+        }
+        graph.step(step, callback, dependencies);
+    }
+
+    private static TaskRequest chunkRequest(long batchId, int chunk, BatchRequest r) {
+        return TaskRequest.builder(KIND_PREFIX + r.kind())
+                .payload(new ChunkPayload(batchId, chunk))
+                .options(r.options())
+                .name(r.name() == null ? r.kind() + " chunk " + chunk : r.name() + " chunk " + chunk)
+                .reference("batch:" + batchId)
+                .build();
     }
 
     private static Batch duplicate(Batch b) {

@@ -27,7 +27,7 @@ import java.util.Set;
 
 /**
  * Settles attempts: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or handed
- * back on shutdown. One operation does it for any mix of them, {@link #settle(Connection, List)},
+ * back on shutdown. One operation does it for any mix of them, {@link #settle(Connection, List, Set)},
  * each attempt an {@link Outcome} value naming its way out of RUNNING ({@link Exit}), whose column
  * rules are {@link TaskUpdate}'s one table. Every write is guarded by the lease ({@code id AND
  * lease_token AND RUNNING}) and goes, in the same transaction, with the attempt row; an attempt
@@ -55,11 +55,42 @@ public final class Completions {
     /** The guarded single-row UPDATE per exit. Binds: its per-row values, id, token. */
     private final Map<Exit, TaskUpdate> single = new EnumMap<>(Exit.class);
 
+    /** What a step's end does to the steps waiting for it. */
+    private final Dependents dependents;
+    /** Inserts the steps a successful attempt adds to its workflow. */
+    private final FanOut fanOut;
+
+    /** Inserts the steps a successful attempt adds to its workflow, on the settling transaction. */
+    @FunctionalInterface
+    public interface FanOut {
+        void add(Connection c, Task adder, List<AddedStep> steps) throws SQLException;
+    }
+
+    /** Writes a successful attempt's result. Binds: result, id, token. */
+    private final TaskUpdate storeResult;
+
     public Completions(Jdbc jdbc, Dialect dialect, Attempts attempts) {
+        this(jdbc, dialect, attempts, new Dependents(dialect, queue -> {}), (c, adder, steps) -> {
+            throw new IllegalStateException("this engine adds no workflow steps");
+        });
+    }
+
+    /**
+     * @param jdbc connections
+     * @param dialect the database's dialect
+     * @param attempts writes attempt rows
+     * @param dependents what a workflow step's end does to its dependents
+     * @param fanOut inserts the steps a successful attempt adds to its workflow
+     */
+    public Completions(Jdbc jdbc, Dialect dialect, Attempts attempts, Dependents dependents, FanOut fanOut) {
         this.jdbc = jdbc;
+        this.dependents = dependents;
+        this.fanOut = fanOut;
         this.dialect = dialect;
         this.attempts = attempts;
         this.update = new TaskUpdate(dialect);
+        this.storeResult =
+                update.set("result = ?").whereIn(TaskStatus.SUCCEEDED).and("id = ? AND lease_token = ?");
         for (Exit exit : Exit.values()) {
             single.put(exit, update.leaving(exit, "?", "?").held());
             if (exit.history()) {
@@ -80,8 +111,26 @@ public final class Completions {
      * @param backoffMs the backoff before a retry, in milliseconds; 0 for other exits
      * @param error the text for {@code last_error}, or {@code null} where the exit writes none
      * @param attempt its attempt row, or {@code null} for none (a hand-back)
+     * @param result the handler's result to store with a success, or {@code null}
+     * @param added the steps a success adds to its workflow; empty for none
      */
-    record Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt) {
+    record Outcome(
+            Task task,
+            Exit exit,
+            long backoffMs,
+            String error,
+            Attempts.Row attempt,
+            String result,
+            List<AddedStep> added) {
+        Outcome(Task task, Exit exit, long backoffMs, String error, Attempts.Row attempt) {
+            this(task, exit, backoffMs, error, attempt, null, List.of());
+        }
+
+        /** @return whether settling it writes more than the task row and its attempt row */
+        boolean needsTransaction() {
+            return task.workflowId() != null || result != null;
+        }
+
         /** @return the outcome that applies instead while a cancel is requested, or {@code null} */
         Outcome cancelledInstead() {
             Exit instead = exit.cancelledInstead();
@@ -99,11 +148,28 @@ public final class Completions {
         }
     }
 
-    /** A successful attempt waiting to be recorded. */
-    public record Success(Task task, long durationMs) {
+    /**
+     * A successful attempt waiting to be recorded.
+     *
+     * @param task the attempt's task, as claimed
+     * @param durationMs how long it ran
+     * @param result the handler's result (JSON text) to store with it, or {@code null}
+     * @param added the steps it adds to its workflow; empty for none
+     */
+    public record Success(Task task, long durationMs, String result, List<AddedStep> added) {
+        public Success(Task task, long durationMs) {
+            this(task, durationMs, null, List.of());
+        }
+
         Outcome outcome() {
             return new Outcome(
-                    task, Exit.SUCCEEDED, 0, null, Attempts.Row.of(task, durationMs, AttemptOutcome.SUCCEEDED, null));
+                    task,
+                    Exit.SUCCEEDED,
+                    0,
+                    null,
+                    Attempts.Row.of(task, durationMs, AttemptOutcome.SUCCEEDED, null),
+                    result,
+                    added);
         }
     }
 
@@ -155,10 +221,19 @@ public final class Completions {
      * committing: the caller commits if this returns {@code true} and rolls back otherwise, so the
      * handler's effects and SUCCEEDED commit together or not at all.
      *
+     * @param released gets the queues of the dependents it made PENDING, to wake after the commit
      * @return {@code false} if the lease was lost (0 rows)
      */
-    public boolean succeedOn(Connection c, Task t, long durationMs) throws SQLException {
-        return settle(c, List.of(new Success(t, durationMs).outcome())).containsKey(t.fencingToken());
+    public boolean succeedOn(
+            Connection c, Task t, long durationMs, String result, List<AddedStep> added, Set<String> released)
+            throws SQLException {
+        return settle(c, List.of(new Success(t, durationMs, result, added).outcome()), released)
+                .containsKey(t.fencingToken());
+    }
+
+    /** Wakes the local workers of {@code queues}, whose steps a committed settle released. */
+    public void wakeReleased(Set<String> queues) {
+        dependents.wake(queues);
     }
 
     /**
@@ -168,17 +243,43 @@ public final class Completions {
      * @return the fencing tokens of the attempts recorded
      */
     Set<Long> succeedAll(List<Success> batch) {
+        // A success that adds steps inserts tasks, which a bad request can fail: each such success
+        // is settled in a transaction of its own, so it fails no other.
+        List<Success> shared = new ArrayList<>(batch.size());
+        Set<Long> recorded = new java.util.HashSet<>();
+        for (Success s : batch) {
+            if (s.added().isEmpty()) {
+                shared.add(s);
+            } else {
+                recorded.addAll(settleSuccesses(List.of(s)));
+            }
+        }
+        if (!shared.isEmpty()) {
+            recorded.addAll(settleSuccesses(shared));
+        }
+        return recorded;
+    }
+
+    private Set<Long> settleSuccesses(List<Success> batch) {
         String what = "Record " + batch.size() + " successful attempt(s)";
         List<Outcome> outcomes = new ArrayList<>(batch.size());
+        boolean alone = true;
         for (Success s : batch) {
-            outcomes.add(s.outcome());
+            Outcome o = s.outcome();
+            outcomes.add(o);
+            alone &= !o.needsTransaction();
         }
         // A success has no other way out, so where the dialect has one statement that is all: it needs
-        // no transaction around it, and auto-commit saves the COMMIT's round trip.
-        return Jdbc.retryingDeadlocks(() -> oneStatement.containsKey(Exit.SUCCEEDED)
-                        ? jdbc.withConnection(what, c -> settle(c, outcomes))
-                        : jdbc.inTransaction(what, c -> settle(c, outcomes)))
+        // no transaction around it, and auto-commit saves the COMMIT's round trip. A workflow step's
+        // dependents and a result are written with it, in one transaction.
+        boolean autoCommit = alone && oneStatement.containsKey(Exit.SUCCEEDED);
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<Long> recorded = Jdbc.retryingDeadlocks(() -> autoCommit
+                        ? jdbc.withConnection(what, c -> settle(c, outcomes, released))
+                        : jdbc.inTransaction(what, c -> settle(c, outcomes, released)))
                 .keySet();
+        dependents.wake(released);
+        return recorded;
     }
 
     /**
@@ -195,8 +296,11 @@ public final class Completions {
         for (Failure f : batch) {
             outcomes.add(f.settled());
         }
-        return Jdbc.retryingDeadlocks(
-                () -> jdbc.inTransaction("Record " + batch.size() + " failed attempt(s)", c -> settle(c, outcomes)));
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Map<Long, TaskStatus> written = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction(
+                "Record " + batch.size() + " failed attempt(s)", c -> settle(c, outcomes, released)));
+        dependents.wake(released);
+        return written;
     }
 
     /**
@@ -223,8 +327,11 @@ public final class Completions {
                 0,
                 "Cancelled by an operator while running",
                 Attempts.Row.of(t, durationMs, AttemptOutcome.CANCELLED, error));
-        return jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o)))
+        Set<String> released = new java.util.HashSet<>();
+        boolean recorded = jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o), released))
                 .containsKey(t.fencingToken());
+        dependents.wake(released);
+        return recorded;
     }
 
     /**
@@ -236,8 +343,11 @@ public final class Completions {
      */
     public Optional<TaskStatus> handBack(Task t) {
         Outcome o = new Outcome(t, Exit.HAND_BACK, 0, null, null);
-        return Optional.ofNullable(jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o)))
-                .get(t.fencingToken()));
+        Set<String> released = new java.util.HashSet<>();
+        TaskStatus written = jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o), released))
+                .get(t.fencingToken());
+        dependents.wake(released);
+        return Optional.ofNullable(written);
     }
 
     /**
@@ -250,7 +360,7 @@ public final class Completions {
      * @param outcomes the attempts, each task at most once
      * @return the status written by fencing token; a token missing lost its lease
      */
-    Map<Long, TaskStatus> settle(Connection c, List<Outcome> outcomes) throws SQLException {
+    Map<Long, TaskStatus> settle(Connection c, List<Outcome> outcomes, Set<String> released) throws SQLException {
         List<Outcome> sorted = new ArrayList<>(outcomes);
         sorted.sort(Comparator.comparingLong(o -> o.task().id()));
         Map<Long, TaskStatus> written = new HashMap<>();
@@ -274,6 +384,25 @@ public final class Completions {
             settleOne(c, rest.get(0), written);
         } else if (!rest.isEmpty()) {
             settleLocked(c, rest, written);
+        }
+        Map<Long, TaskStatus> steps = new HashMap<>();
+        for (Outcome o : sorted) {
+            TaskStatus status = written.get(o.token());
+            if (status == null) {
+                continue; // lost its lease
+            }
+            if (o.result() != null && status == TaskStatus.SUCCEEDED) {
+                checked(storeResult.run(c, o.result(), o.task().id(), o.token()), o.task());
+            }
+            if (!o.added().isEmpty() && status == TaskStatus.SUCCEEDED) {
+                fanOut.add(c, o.task(), o.added()); // before its dependents count it down
+            }
+            if (o.task().workflowId() != null && status.isFinal()) {
+                steps.put(o.task().id(), status);
+            }
+        }
+        if (!steps.isEmpty()) {
+            dependents.ended(c, steps, released);
         }
         return written;
     }

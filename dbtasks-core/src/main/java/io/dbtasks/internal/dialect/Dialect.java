@@ -19,7 +19,8 @@ public interface Dialect {
     String TASK_COLUMNS = "id, queue, kind, status, priority, attempt, max_attempts, idempotency_key, name,"
             + " reference, payload, run_at, lease_owner, lease_token, lease_expires_at, cancel_requested,"
             + " created_at, updated_at, started_at, finished_at, last_error, backoff, backoff_initial_ms,"
-            + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms, trace_parent";
+            + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms, trace_parent,"
+            + " workflow_id";
 
     /** @return the dialect's name, also the folder of its migrations */
     String name();

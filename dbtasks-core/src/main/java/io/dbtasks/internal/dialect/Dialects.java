@@ -23,7 +23,8 @@ public final class Dialects {
     public static Dialect detect(DataSource dataSource) {
         try (Connection c = dataSource.getConnection()) {
             DatabaseMetaData md = c.getMetaData();
-            return forProduct(md.getDatabaseProductName(), md.getDatabaseProductVersion());
+            Dialect d = forProduct(md.getDatabaseProductName(), md.getDatabaseProductVersion());
+            return d instanceof MariaDbDialect && GaleraSchema.galera(c) ? new MariaDbDialect(true) : d;
         } catch (SQLException e) {
             throw new DbTasksException(
                     "Could not connect to detect the database dialect: " + e.getMessage()

@@ -22,6 +22,27 @@ import java.util.Optional;
  * session time zone does not matter.
  */
 public final class MariaDbDialect implements Dialect {
+    private final boolean galera;
+
+    /** A MariaDB server without Galera: tokens from the sequence {@code dbtasks_token_seq}. */
+    public MariaDbDialect() {
+        this(false);
+    }
+
+    /**
+     * @param galera whether the server is a Galera node ({@code wsrep_on}): tokens then come from
+     *     {@code dbtasks_next_token()}, a certified row update, not from the sequence, whose draws
+     *     Galera does not certify (see {@link GaleraSchema})
+     */
+    public MariaDbDialect(boolean galera) {
+        this.galera = galera;
+    }
+
+    /** @return whether this dialect is for a Galera node */
+    public boolean galera() {
+        return galera;
+    }
+
     /** MariaDB 10.3+ ({@code idle_transaction_timeout}, whole seconds, rounded up). */
     @Override
     public Optional<String> idleInTransactionLimit(java.time.Duration limit) {
@@ -46,7 +67,7 @@ public final class MariaDbDialect implements Dialect {
 
     @Override
     public String nextToken() {
-        return "NEXTVAL(dbtasks_token_seq)";
+        return galera ? GaleraSchema.NEXT_TOKEN : "NEXTVAL(dbtasks_token_seq)";
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.dbtasks.TaskContext;
 import io.dbtasks.TaskHandler;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
+import io.dbtasks.internal.completion.AddedStep;
 import io.dbtasks.internal.completion.Attempts;
 import io.dbtasks.internal.completion.Completions;
 import io.dbtasks.internal.dialect.PostgresPooling;
@@ -18,6 +19,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -82,6 +84,10 @@ public final class Execution implements Runnable, TaskContext {
     private volatile long handlerNanos = -1;
     private volatile boolean leaseLost;
     private volatile boolean cancelRequested;
+    private volatile String result;
+    /** Steps this attempt adds to its workflow if it succeeds. */
+    private final List<AddedStep> added = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private Thread thread; // guarded by this
     private ScheduledFuture<?> timeoutFuture; // guarded by this
 
@@ -187,7 +193,7 @@ public final class Execution implements Runnable, TaskContext {
         }
         handlerNanos = System.nanoTime() - startNanos;
         if (settled.compareAndSet(false, true)) {
-            completer.succeed(task, elapsedMillis(), this::succeeded);
+            completer.succeed(task, elapsedMillis(), result, List.copyOf(added), this::succeeded);
         } else {
             log.warn(
                     "Task {} ({}) attempt {}: the handler returned after its attempt was settled ({}); result"
@@ -245,9 +251,11 @@ public final class Execution implements Runnable, TaskContext {
                 return null;
             }
             Thread.interrupted(); // a late interrupt must not abort the commit of a valid completion
-            if (completer.succeedOn(c, task, elapsedMillis())) {
+            java.util.Set<String> released = new java.util.HashSet<>();
+            if (completer.succeedOn(c, task, elapsedMillis(), result, List.copyOf(added), released)) {
                 PostgresPooling.requireNotAborted(c);
                 c.commit();
+                completer.wakeReleased(released);
                 log.debug("Task {} ({}) attempt {} succeeded with its effects", task.id(), task.kind(), task.attempt());
                 events.task(TaskEvent.Type.SUCCEEDED, task, null);
             } else {
@@ -564,6 +572,52 @@ public final class Execution implements Runnable, TaskContext {
     @Override
     public java.util.Optional<String> idempotencyKey() {
         return java.util.Optional.ofNullable(task.idempotencyKey());
+    }
+
+    @Override
+    public void setResult(String json) {
+        if (json != null && json.length() > MAX_RESULT_CHARS) {
+            throw new IllegalArgumentException("A task's result may have at most " + MAX_RESULT_CHARS
+                    + " characters, got " + json.length() + "; store large data in your own table and"
+                    + " return its key");
+        }
+        result = json;
+    }
+
+    @Override
+    public void addStep(String step, io.dbtasks.TaskRequest request, String... downstream) {
+        java.util.Objects.requireNonNull(step, "step");
+        java.util.Objects.requireNonNull(request, "request");
+        if (task.workflowId() == null) {
+            throw new IllegalStateException(
+                    "Task " + task.id() + " is not a workflow step; only a step can add steps to its workflow");
+        }
+        if (step.isBlank() || step.length() > io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("A step name must have 1 to "
+                    + io.dbtasks.workflow.Workflow.MAX_NAME_LENGTH + " characters and not be blank; got '" + step
+                    + "'");
+        }
+        if (request.idempotencyKey() != null) {
+            throw new IllegalArgumentException("Added step '" + step + "' has an idempotency key; steps take none");
+        }
+        for (AddedStep a : added) {
+            if (a.name().equals(step)) {
+                throw new IllegalArgumentException("This attempt added a step named '" + step + "' already");
+            }
+        }
+        List<String> waiting = List.of(downstream);
+        completer.checkAddedStep(task, step, waiting);
+        added.add(new AddedStep(step, request, waiting));
+    }
+
+    @Override
+    public java.util.Optional<Long> workflowId() {
+        return java.util.Optional.ofNullable(task.workflowId());
+    }
+
+    @Override
+    public java.util.Map<String, String> dependencyResults() {
+        return task.workflowId() == null ? java.util.Map.of() : completer.dependencyResults(task.id());
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.completion.Attempts;
+import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
@@ -50,6 +51,7 @@ public final class Leases {
     private final EngineConfig config;
     private final Events events;
     private final TaskUpdate update;
+    private final Dependents dependents;
     /** Binds: lease millis, id, token. */
     private final TaskUpdate renew;
     /** What this engine can run, read at each claim. */
@@ -57,11 +59,12 @@ public final class Leases {
 
     /** Leases that claim tasks of any kind. */
     public Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
-        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY);
+        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY, new Dependents(dialect, queue -> {}));
     }
 
     /**
      * @param claimable what this engine can run, read at each claim; a claim takes nothing else
+     * @param dependents what a workflow step's end does to its dependents
      */
     public Leases(
             Jdbc jdbc,
@@ -69,8 +72,10 @@ public final class Leases {
             Attempts attempts,
             EngineConfig config,
             Events events,
-            java.util.function.Supplier<Claimable> claimable) {
+            java.util.function.Supplier<Claimable> claimable,
+            Dependents dependents) {
         this.claimable = claimable;
+        this.dependents = dependents;
         this.events = events;
         this.update = new TaskUpdate(dialect);
         this.renew = update.set("lease_expires_at = " + dialect.nowPlusMillis() + ", heartbeat_at = " + dialect.now())
@@ -85,17 +90,20 @@ public final class Leases {
 
     /**
      * Claims up to {@code limit} due tasks of {@code queue} that this engine can run (see {@link
-     * Claimable}); see the class comment.
+     * Claimable}); see the class comment. A claim the database rolled back (SQLState class 40) runs
+     * again, up to {@link Jdbc#DEADLOCK_ATTEMPTS} times in all.
      */
     public List<TaskRows.Claimed> claim(String queue, int limit) {
         Claimable what = claimable.get();
         if (what.nothing()) {
             return List.of();
         }
-        List<TaskRows.Claimed> claimed = jdbc.withConnection(
+        // A claim rolled back as a deadlock victim or a Galera certification failure committed nothing:
+        // it runs again at once, rather than a poll interval later.
+        List<TaskRows.Claimed> claimed = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
                 "Claim from queue " + queue,
                 c -> dialect.claim(
-                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed));
+                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed)));
         for (TaskRows.Claimed c : claimed) {
             events.task(TaskEvent.Type.CLAIMED, c.task(), null);
         }
@@ -164,13 +172,15 @@ public final class Leases {
         // tried again next round, instead of stalling every task behind it.
         // Held from before the commit until RESCUED is out: a claim that follows at once waits in line.
         Set<Long> holding = new HashSet<>();
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         List<Rescued> rescued;
         try {
-            rescued = rescueInTransaction(holding);
+            rescued = rescueInTransaction(holding, released);
         } catch (RuntimeException e) {
             holding.forEach(id -> events.release(id, null));
             throw e;
         }
+        dependents.wake(released);
         for (Rescued r : rescued) {
             Expired e = r.task();
             log.warn("Rescued task {}: {}; now {}", e.id(), r.reason(), r.next());
@@ -207,7 +217,7 @@ public final class Leases {
     private record Rescued(Expired task, String reason, TaskStatus next) {}
 
     /** The rescue's transaction; adds each task it rescues to {@code holding}, held, before commit. */
-    private List<Rescued> rescueInTransaction(Set<Long> holding) {
+    private List<Rescued> rescueInTransaction(Set<Long> holding, Set<String> released) {
         return jdbc.inTransaction("Rescue expired leases", c -> {
             dialect.readCommittedTransaction(c); // MariaDB: no gap or scan locks from the locking read
             // Candidates first, read without locks through the rescue index; then only their rows
@@ -254,6 +264,7 @@ public final class Leases {
                 }
             }
             List<Rescued> done = new ArrayList<>();
+            java.util.Map<Long, TaskStatus> ended = new java.util.HashMap<>();
             for (Expired e : expired) {
                 boolean last = e.attempt() >= e.maxAttempts();
                 TaskStatus next =
@@ -285,9 +296,15 @@ public final class Leases {
                                 reason,
                                 null));
                 done.add(new Rescued(e, reason, next));
+                if (next.isFinal()) {
+                    ended.put(e.id(), next);
+                }
                 if (holding.add(e.id())) {
                     events.hold(e.id());
                 }
+            }
+            if (!ended.isEmpty()) {
+                dependents.ended(c, ended, released); // steps out of attempts end their dependents too
             }
             return done;
         });

@@ -29,6 +29,11 @@ import java.util.Optional;
  *
  * <p>Waiters line up in {@code dbtasks_lock_waiter}: a ticket from the same sequence, kept alive by
  * each check of its place, which is the number of live smaller tickets of the name.
+ *
+ * <p>Each operation runs again, whole, when the database rolls one of its statements back as a
+ * deadlock victim or a Galera certification failure (SQLState class 40): every statement is a
+ * guarded write or a read, so running them again changes nothing that the first run committed
+ * (at most a token or ticket is drawn and left unused).
  */
 public final class JdbcLeaseLocks extends AbstractLeaseLocks {
     private static final int MAX_TRIES = 5;
@@ -79,7 +84,7 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
     public Optional<Lease> tryAcquire(String name, Duration lease) {
         validate(name, lease);
         String owner = currentOwner();
-        return jdbc.withConnection("Acquire lock '" + name + "'", c -> {
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Acquire lock '" + name + "'", c -> {
             for (int i = 0; i < MAX_TRIES; i++) {
                 Row row = select(c, name);
                 if (row != null && row.live()) {
@@ -95,14 +100,14 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
                 // Another caller inserted or took over between our read and our write: look again.
             }
             return Optional.empty();
-        });
+        }));
     }
 
     @Override
     public Optional<Lease> renew(Lease lease, Duration duration) {
         Objects.requireNonNull(lease, "lease");
         requirePositive(Objects.requireNonNull(duration, "duration"), "duration");
-        return jdbc.withConnection("Renew lock '" + lease.name() + "'", c -> {
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Renew lock '" + lease.name() + "'", c -> {
             Lease renewed =
                     new Lease(lease.name(), lease.token(), lease.owner(), clock.nowPlus(c, duration.toMillis()));
             try (PreparedStatement ps = c.prepareStatement(renewSql)) {
@@ -113,19 +118,20 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
                         ? Optional.of(renewed)
                         : Optional.<Lease>empty();
             }
-        });
+        }));
     }
 
     @Override
     public boolean release(Lease lease) {
         Objects.requireNonNull(lease, "lease");
-        boolean released = jdbc.withConnection("Release lock '" + lease.name() + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
-                ps.setString(1, lease.name());
-                ps.setLong(2, lease.token());
-                return Jdbc.changedOne(ps.executeUpdate(), "release of lock '" + lease.name() + "'");
-            }
-        });
+        boolean released =
+                Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Release lock '" + lease.name() + "'", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                        ps.setString(1, lease.name());
+                        ps.setLong(2, lease.token());
+                        return Jdbc.changedOne(ps.executeUpdate(), "release of lock '" + lease.name() + "'");
+                    }
+                }));
         if (released) {
             released();
         }
@@ -143,7 +149,7 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
 
     @Override
     protected long joinLine(String name, String owner, Duration ttl) {
-        return jdbc.withConnection("Join the line of lock '" + name + "'", c -> {
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Join the line of lock '" + name + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(pruneSql)) {
                 ps.setString(1, name); // tickets of waiters that died
                 ps.executeUpdate();
@@ -157,12 +163,12 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
                 ps.executeUpdate();
             }
             return ticket.token();
-        });
+        }));
     }
 
     @Override
     protected long placeInLine(String name, long ticket, Duration ttl) {
-        return jdbc.withConnection("Check the line of lock '" + name + "'", c -> {
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Check the line of lock '" + name + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(refreshSql)) {
                 ps.setLong(1, ttl.toMillis());
                 ps.setString(2, name);
@@ -179,19 +185,19 @@ public final class JdbcLeaseLocks extends AbstractLeaseLocks {
                     return rs.getLong(1);
                 }
             }
-        });
+        }));
     }
 
     @Override
     protected void leaveLine(String name, long ticket) {
-        jdbc.withConnection("Leave the line of lock '" + name + "'", c -> {
+        Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Leave the line of lock '" + name + "'", c -> {
             try (PreparedStatement ps =
                     c.prepareStatement("DELETE FROM dbtasks_lock_waiter WHERE name = ? AND ticket = ?")) {
                 ps.setString(1, name);
                 ps.setLong(2, ticket);
                 return ps.executeUpdate();
             }
-        });
+        }));
     }
 
     private record Row(Lease lease, boolean live) {}

@@ -8,6 +8,7 @@ import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -100,14 +101,35 @@ public final class TaskRetention {
         return tasks + guardRows + inboxRows;
     }
 
+    /**
+     * With deleted workflow steps: the edges into them (they are finished, so nothing counts on those
+     * edges any more) and each workflow row none of whose steps is left.
+     */
+    private static void deleteWorkflowRows(Connection c, List<Long> ids, java.util.Set<Long> workflows)
+            throws java.sql.SQLException {
+        String in = String.join(", ", Collections.nCopies(ids.size(), "?"));
+        try (PreparedStatement ps =
+                c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id IN (" + in + ")")) {
+            bind(ps, ids);
+            ps.executeUpdate();
+        }
+        List<Long> candidates = new ArrayList<>(workflows);
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_workflow WHERE id IN ("
+                + String.join(", ", Collections.nCopies(candidates.size(), "?"))
+                + ") AND NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE t.workflow_id = dbtasks_workflow.id)")) {
+            bind(ps, candidates);
+            ps.executeUpdate();
+        }
+    }
+
     /** Deletes tasks of a finished {@code status} that finished more than {@code age} ago. */
     long deleteTasks(TaskStatus status, Duration age) {
         if (status != TaskStatus.SUCCEEDED && status != TaskStatus.FAILED && status != TaskStatus.CANCELLED) {
             throw new IllegalArgumentException("only finished tasks are deleted, not " + status);
         }
         // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index.
-        String select = "SELECT id FROM dbtasks_task WHERE status = '" + status.name() + "' AND finished_at < "
-                + dialect.nowPlusMillis() + " LIMIT ?" + dialect.forUpdateSkipLocked();
+        String select = "SELECT id, workflow_id FROM dbtasks_task WHERE status = '" + status.name()
+                + "' AND finished_at < " + dialect.nowPlusMillis() + " LIMIT ?" + dialect.forUpdateSkipLocked();
         long total = 0;
         int found;
         do {
@@ -115,12 +137,17 @@ public final class TaskRetention {
             int[] batch = jdbc.inTransaction("Retention of " + status + " tasks", c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
+                java.util.Set<Long> workflows = new java.util.TreeSet<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
                     ps.setLong(1, -age.toMillis());
                     ps.setInt(2, Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));
+                            long workflow = rs.getLong(2);
+                            if (!rs.wasNull()) {
+                                workflows.add(workflow);
+                            }
                         }
                     }
                 }
@@ -137,6 +164,9 @@ public final class TaskRetention {
                 try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
                     bind(ps, ids);
                     deleted = ps.executeUpdate();
+                }
+                if (!workflows.isEmpty()) {
+                    deleteWorkflowRows(c, ids, workflows);
                 }
                 return new int[] {ids.size(), deleted};
             });

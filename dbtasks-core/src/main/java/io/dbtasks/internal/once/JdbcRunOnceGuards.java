@@ -40,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * rescue ({@link GuardRescue}) takes a RUNNING row past its lease over with the same takeover
  * statement and runs the target's work, so only one engine re-runs a dead runner's key. A success
  * keeps the error of the latest failed run in {@code last_error} as its trace.
+ *
+ * <p>The claim, the rescue, each renewal and the completion run again, whole, when the database
+ * rolls one of their statements back as a deadlock victim or a Galera certification failure
+ * (SQLState class 40): each is a read or a write guarded by the key and token, so running it again
+ * changes nothing the first run committed.
  */
 public final class JdbcRunOnceGuards implements RunOnceGuards {
     /** The states of a {@code dbtasks_once} row (its own table, not the task state machine). */
@@ -123,8 +128,8 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
         }
         AbstractLeaseLocks.requirePositive(lease, "lease");
         String owner = Owners.current(workerId);
-        RunOnceResult claim =
-                jdbc.withConnection("Claim run-once key '" + key + "'", c -> claim(c, key, target, owner, lease));
+        RunOnceResult claim = Jdbc.retryingDeadlocks(() ->
+                jdbc.withConnection("Claim run-once key '" + key + "'", c -> claim(c, key, target, owner, lease)));
         if (claim.outcome() != Outcome.RAN && claim.outcome() != Outcome.TOOK_OVER) {
             log.debug(
                     "Run-once key '{}' skipped: {} {}",
@@ -161,26 +166,27 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
      */
     RunOnceResult rescue(String key, RunOnceTarget target) {
         String owner = Owners.current(workerId);
-        RunOnceResult claim = jdbc.withConnection("Rescue run-once key '" + key + "'", c -> {
-            Row row = select(c, key);
-            if (row == null || !row.status().equals(GuardStatus.RUNNING.name()) || row.live()) {
-                return null;
-            }
-            DbClock.Grant grant = clock.draw(c, target.lease().toMillis());
-            Lease ours = new Lease(key, grant.token(), owner, grant.expiresAt());
-            if (!rerun(c, ours, target.name(), row)) {
-                return null;
-            }
-            log.warn(
-                    "Run-once key '{}': its runner {} (token {}) died mid-run (lease ended at {}); running it again"
-                            + " with target '{}'",
-                    key,
-                    row.owner(),
-                    row.token(),
-                    row.expiresAt(),
-                    target.name());
-            return new RunOnceResult(key, Outcome.TOOK_OVER, ours, null);
-        });
+        RunOnceResult claim =
+                Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Rescue run-once key '" + key + "'", c -> {
+                    Row row = select(c, key);
+                    if (row == null || !row.status().equals(GuardStatus.RUNNING.name()) || row.live()) {
+                        return null;
+                    }
+                    DbClock.Grant grant = clock.draw(c, target.lease().toMillis());
+                    Lease ours = new Lease(key, grant.token(), owner, grant.expiresAt());
+                    if (!rerun(c, ours, target.name(), row)) {
+                        return null;
+                    }
+                    log.warn(
+                            "Run-once key '{}': its runner {} (token {}) died mid-run (lease ended at {}); running it again"
+                                    + " with target '{}'",
+                            key,
+                            row.owner(),
+                            row.token(),
+                            row.expiresAt(),
+                            target.name());
+                    return new RunOnceResult(key, Outcome.TOOK_OVER, ours, null);
+                }));
         return claim == null ? null : run(claim, target.lease(), target.work());
     }
 
@@ -256,27 +262,28 @@ public final class JdbcRunOnceGuards implements RunOnceGuards {
     }
 
     private boolean renew(Lease ours, Duration lease) {
-        return jdbc.withConnection("Renew run-once key '" + ours.name() + "'", c -> {
+        return Jdbc.retryingDeadlocks(() -> jdbc.withConnection("Renew run-once key '" + ours.name() + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(renewSql)) {
                 ps.setLong(1, lease.toMillis());
                 ps.setString(2, ours.name());
                 ps.setLong(3, ours.token());
                 return Jdbc.changedOne(ps.executeUpdate(), "renewal of run-once key '" + ours.name() + "'");
             }
-        });
+        }));
     }
 
     private boolean finish(Lease ours, String status, Throwable error, long durationMs) {
-        return jdbc.withConnection("Record run-once key '" + ours.name() + "' " + status, c -> {
-            try (PreparedStatement ps = c.prepareStatement(finishSql)) {
-                ps.setString(1, status);
-                ps.setString(2, error == null ? null : Attempts.reason(error));
-                ps.setLong(3, durationMs);
-                ps.setString(4, ours.name());
-                ps.setLong(5, ours.token());
-                return Jdbc.changedOne(ps.executeUpdate(), "completion of run-once key '" + ours.name() + "'");
-            }
-        });
+        return Jdbc.retryingDeadlocks(() ->
+                jdbc.withConnection("Record run-once key '" + ours.name() + "' " + status, c -> {
+                    try (PreparedStatement ps = c.prepareStatement(finishSql)) {
+                        ps.setString(1, status);
+                        ps.setString(2, error == null ? null : Attempts.reason(error));
+                        ps.setLong(3, durationMs);
+                        ps.setString(4, ours.name());
+                        ps.setLong(5, ours.token());
+                        return Jdbc.changedOne(ps.executeUpdate(), "completion of run-once key '" + ours.name() + "'");
+                    }
+                }));
     }
 
     private record Row(String status, long token, String owner, Instant expiresAt, boolean live) {

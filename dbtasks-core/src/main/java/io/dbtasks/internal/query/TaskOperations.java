@@ -4,6 +4,7 @@ import io.dbtasks.IllegalTransitionException;
 import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.support.Jdbc;
@@ -21,6 +22,7 @@ public final class TaskOperations {
     private final Jdbc jdbc;
     private final TaskQueries queries;
     private final Consumer<String> wake;
+    private final Dependents dependents;
     /** Binds: additional attempts, id. */
     private final TaskUpdate retryFinished;
     /** Binds: id. */
@@ -32,8 +34,23 @@ public final class TaskOperations {
     /** Binds: id. */
     private final TaskUpdate runNow;
 
+    private final TaskUpdate rewait;
+
     public TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
+        this(jdbc, dialect, queries, wake, new Dependents(dialect, wake));
+    }
+
+    /**
+     * @param jdbc connections
+     * @param dialect the database's dialect
+     * @param queries reads the task after an action
+     * @param wake wakes a local worker of a queue
+     * @param dependents what a workflow step's cancel or retry does to its dependents
+     */
+    public TaskOperations(
+            Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake, Dependents dependents) {
         this.jdbc = jdbc;
+        this.dependents = dependents;
         this.queries = queries;
         this.wake = wake;
         TaskUpdate update = new TaskUpdate(dialect);
@@ -42,12 +59,16 @@ public final class TaskOperations {
                 .set("run_at = " + now + ", max_attempts = GREATEST(max_attempts, attempt + ?)")
                 .whereIn(TaskStatus.FAILED, TaskStatus.CANCELLED)
                 .and("id = ?");
-        this.cancelPending =
-                update.to(TaskStatus.CANCELLED).whereIn(TaskStatus.PENDING).and("id = ?");
+        // A waiting workflow step is cancelled as a pending task is; blocked_by stays NULL, so a retry
+        // of one of its dependencies does not revive it.
+        this.cancelPending = update.to(TaskStatus.CANCELLED)
+                .whereIn(TaskStatus.PENDING, TaskStatus.WAITING)
+                .and("id = ?");
         // A running handler is stopped cooperatively: its worker sees the flag at the next heartbeat.
         this.requestCancel = update.set("cancel_requested = TRUE")
                 .whereIn(TaskStatus.RUNNING)
                 .and("id = ?");
+        this.rewait = update.to(TaskStatus.WAITING).whereIn(TaskStatus.PENDING).and("id = ? AND waiting_for > 0");
         this.reschedulePending =
                 update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
         // PENDING: due now. FAILED or CANCELLED: retried now with one more attempt, as retryFinished.
@@ -65,12 +86,30 @@ public final class TaskOperations {
         if (additionalAttempts < 1) {
             throw new IllegalArgumentException("additionalAttempts must be at least 1, got " + additionalAttempts);
         }
-        int n = update(retryFinished, additionalAttempts, id);
+        java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retry task " + id, c -> {
+            int updated = retryFinished.run(c, additionalAttempts, id);
+            if (updated == 1) {
+                // A workflow step cancelled while it waited waits again for what it still lacks.
+                rewait.run(c, id);
+                dependents.retried(c, id, released); // the steps its end cancelled wait for it again
+            }
+            return updated;
+        }));
+        dependents.wake(released);
         return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
     }
 
     public Task cancel(long id) {
-        int n = update(cancelPending, id);
+        java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Cancel task " + id, c -> {
+            int updated = cancelPending.run(c, id);
+            if (updated == 1) {
+                dependents.ended(c, java.util.Map.of(id, TaskStatus.CANCELLED), released);
+            }
+            return updated;
+        }));
+        dependents.wake(released);
         if (n == 0) {
             n = update(requestCancel, id);
         }
@@ -98,6 +137,10 @@ public final class TaskOperations {
             }
             if (deleted > 0) {
                 try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
+                    ps.setLong(1, id);
+                    ps.executeUpdate();
+                }
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id = ?")) {
                     ps.setLong(1, id);
                     ps.executeUpdate();
                 }

@@ -44,7 +44,13 @@ public final class TaskRows {
                 dialect.getInstant(rs, "started_at"),
                 dialect.getInstant(rs, "finished_at"),
                 rs.getString("last_error"),
-                rs.getString("trace_parent"));
+                rs.getString("trace_parent"),
+                workflowId(rs));
+    }
+
+    private static Long workflowId(ResultSet rs) throws SQLException {
+        long id = rs.getLong("workflow_id");
+        return rs.wasNull() ? null : id;
     }
 
     public Claimed claimed(ResultSet rs) throws SQLException {

@@ -53,6 +53,11 @@ public abstract class LeaseFencingContract extends EngineHarness {
 
     /** The components of a worker {@code workerId} that is never started. */
     private Worker worker(String workerId) {
+        return worker(workerId, dataSource());
+    }
+
+    /** The components of a worker {@code workerId} that is never started, on {@code ds}. */
+    private Worker worker(String workerId, javax.sql.DataSource ds) {
         EngineConfig config = new EngineConfig(
                 workerId,
                 Map.of(QUEUE, 1),
@@ -76,7 +81,7 @@ public abstract class LeaseFencingContract extends EngineHarness {
                 Duration.ZERO);
         JsonMapper mapper = JsonMapper.builder().build();
         Dialect dialect = Dialects.detect(dataSource());
-        Jdbc jdbc = new Jdbc(dataSource(), config.statementTimeout(), new HealthTracker());
+        Jdbc jdbc = new Jdbc(ds, config.statementTimeout(), new HealthTracker());
         Events events = new Events(workerId, List.of());
         Attempts attempts = new Attempts(dialect);
         TaskQueries queries = new TaskQueries(jdbc, dialect);
@@ -671,5 +676,54 @@ public abstract class LeaseFencingContract extends EngineHarness {
         assertThat(claimed).extracting(Task::fencingToken).doesNotHaveDuplicates();
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING' AND attempt = 1"))
                 .isEqualTo(n);
+    }
+
+    /**
+     * A claim the database rolled back as a deadlock victim or certification failure (SQLState class
+     * 40: MariaDB Galera reports a write set that lost certification as 1213 / 40001) runs again in
+     * the same call, as settling does: nothing of it was committed, and a claim loop that waited for
+     * its next round instead would idle on every conflict between nodes claiming the same rows.
+     */
+    @Test
+    void aClaimRolledBackAsADeadlockVictimRunsAgainAndClaimsOnce() {
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        javax.sql.DataSource failingOnce = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (p, m, args) -> {
+                    Object r = invoke(dataSource(), m, args);
+                    if (!m.getName().equals("getConnection")) {
+                        return r;
+                    }
+                    java.sql.Connection real = (java.sql.Connection) r;
+                    return java.lang.reflect.Proxy.newProxyInstance(
+                            getClass().getClassLoader(),
+                            new Class<?>[] {java.sql.Connection.class},
+                            (cp, cm, cargs) -> {
+                                if ((cm.getName().equals("prepareStatement")
+                                                || cm.getName().equals("createStatement"))
+                                        && armed.getAndSet(false)) {
+                                    throw new java.sql.SQLTransactionRollbackException(
+                                            "Deadlock found when trying to get lock; try restarting transaction",
+                                            "40001",
+                                            1213);
+                                }
+                                return invoke(real, cm, cargs);
+                            });
+                });
+        Worker w = worker("victim", failingOnce);
+        long id = enqueue(w, 3);
+        armed.set(true);
+        List<TaskRows.Claimed> claimed = w.leases().claim(QUEUE, 10);
+        assertThat(armed).as("the claim met the injected rollback").isFalse();
+        assertThat(claimed).extracting(c -> c.task().id()).containsExactly(id);
+        assertThat(row(w, id).status()).isEqualTo(TaskStatus.RUNNING);
+        assertThat(w.leases().claim(QUEUE, 10)).isEmpty();
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 }

@@ -134,6 +134,11 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return problem(e, HttpStatus.NOT_FOUND, "Task not found", e.getMessage(), request);
     }
 
+    @ExceptionHandler(io.dbtasks.workflow.WorkflowNotFoundException.class)
+    ResponseEntity<Object> workflowNotFound(io.dbtasks.workflow.WorkflowNotFoundException e, WebRequest request) {
+        return problem(e, HttpStatus.NOT_FOUND, "Workflow not found", e.getMessage(), request);
+    }
+
     @ExceptionHandler(IllegalTransitionException.class)
     ResponseEntity<Object> conflict(IllegalTransitionException e, WebRequest request) {
         ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());

@@ -563,6 +563,69 @@ public class DashboardController {
         return "redirect:/dashboard/batches";
     }
 
+    // --- workflows -----------------------------------------------------------------------------------
+
+    /**
+     * One step on a workflow's page.
+     *
+     * @param step the step
+     * @param level its place in the graph: 0 for a step without dependencies, else one more than its
+     *     deepest dependency
+     */
+    public record StepView(io.dbtasks.workflow.StepState step, int level) {}
+
+    @GetMapping("/dashboard/workflows/{id}")
+    public String workflow(@PathVariable String id, Model model) {
+        long workflowId = parseId(id);
+        io.dbtasks.workflow.WorkflowRun run = dbTasks.workflows()
+                .find(workflowId)
+                .orElseThrow(() -> new TaskNotFoundException("No workflow has id " + workflowId));
+        java.util.Map<String, Integer> levels = new java.util.HashMap<>();
+        List<StepView> steps = new ArrayList<>();
+        for (io.dbtasks.workflow.StepState s : run.steps()) { // each after its dependencies
+            int level = 0;
+            for (io.dbtasks.workflow.Dependency d : s.dependencies()) {
+                level = Math.max(level, levels.getOrDefault(d.step(), 0) + 1);
+            }
+            levels.put(s.name(), level);
+            steps.add(new StepView(s, level));
+        }
+        steps.sort(java.util.Comparator.comparingInt(StepView::level));
+        model.addAttribute("page", "tasks");
+        model.addAttribute("workflow", run);
+        model.addAttribute("steps", steps);
+        model.addAttribute("showResults", payloads.showPayloads());
+        return "dashboard/workflow";
+    }
+
+    @PostMapping("/dashboard/workflows/{id}/cancel")
+    public String cancelWorkflow(@PathVariable String id, RedirectAttributes flash) {
+        long workflowId = parseId(id);
+        int n = workflowAction(() -> dbTasks.workflows().cancel(workflowId));
+        AuditDetails.touched(n);
+        snapshots.refreshSoon();
+        flash.addFlashAttribute("message", "Workflow " + workflowId + ": " + n + " step(s) not started cancelled");
+        return "redirect:/dashboard/workflows/" + workflowId;
+    }
+
+    @PostMapping("/dashboard/workflows/{id}/retry")
+    public String retryWorkflow(@PathVariable String id, RedirectAttributes flash) {
+        long workflowId = parseId(id);
+        int n = workflowAction(() -> dbTasks.workflows().retry(workflowId));
+        AuditDetails.touched(n);
+        snapshots.refreshSoon();
+        flash.addFlashAttribute("message", "Workflow " + workflowId + ": " + n + " failed step(s) retried");
+        return "redirect:/dashboard/workflows/" + workflowId;
+    }
+
+    private static int workflowAction(java.util.function.IntSupplier action) {
+        try {
+            return action.getAsInt();
+        } catch (io.dbtasks.workflow.WorkflowNotFoundException e) {
+            throw new TaskNotFoundException(e.getMessage());
+        }
+    }
+
     // --- errors --------------------------------------------------------------------------------------
 
     private static long parseId(String id) {

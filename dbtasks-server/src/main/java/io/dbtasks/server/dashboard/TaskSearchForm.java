@@ -15,8 +15,8 @@ public class TaskSearchForm {
     static final int MAX_TEXT = 1000;
 
     @Pattern(
-            regexp = "\\s*(?i:PENDING|RUNNING|SUCCEEDED|FAILED|CANCELLED)?\\s*",
-            message = "state must be one of [PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED]")
+            regexp = "\\s*(?i:WAITING|PENDING|RUNNING|SUCCEEDED|FAILED|CANCELLED)?\\s*",
+            message = "state must be one of [WAITING, PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED]")
     private String state;
 
     @Size(max = MAX_TEXT, message = "queue must be at most " + MAX_TEXT + " characters")

@@ -200,6 +200,44 @@ class SpringExperienceTest {
     }
 
     @Test
+    void aWorkflowInsertedThroughTheTemplateCommitsAndRollsBackWithTheSpringTransaction() {
+        runner.withConfiguration(AutoConfigurations.of(
+                        DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class))
+                .withBean(Mailer.class)
+                .run(context -> {
+                    TaskTemplate template = context.getBean(TaskTemplate.class);
+                    DbTasks dbTasks = context.getBean(DbTasks.class);
+                    TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+                    java.util.function.Supplier<io.dbtasks.workflow.Workflow> threeSteps =
+                            () -> io.dbtasks.workflow.Workflow.named("welcome")
+                                    .step("first", io.dbtasks.TaskRequest.of("mail.send", new Mail("1@example.com")))
+                                    .step(
+                                            "second",
+                                            io.dbtasks.TaskRequest.of("mail.send", new Mail("2@example.com")),
+                                            "first")
+                                    .step(
+                                            "third",
+                                            io.dbtasks.TaskRequest.of("mail.send", new Mail("3@example.com")),
+                                            "second")
+                                    .build();
+                    io.dbtasks.workflow.WorkflowRun[] rolledBack = new io.dbtasks.workflow.WorkflowRun[1];
+                    tx.executeWithoutResult(status -> {
+                        rolledBack[0] = template.insertWorkflow(threeSteps.get());
+                        status.setRollbackOnly();
+                    });
+                    assertThat(dbTasks.workflows().find(rolledBack[0].id())).isEmpty();
+                    assertThat(dbTasks.find(rolledBack[0].taskId("first"))).isEmpty();
+                    io.dbtasks.workflow.WorkflowRun committed =
+                            tx.execute(status -> template.insertWorkflow(threeSteps.get()));
+                    await().atMost(Duration.ofSeconds(20))
+                            .until(() -> dbTasks.find(committed.taskId("third"))
+                                            .map(Task::status)
+                                            .orElse(null)
+                                    == TaskStatus.SUCCEEDED);
+                });
+    }
+
+    @Test
     void withoutATransactionManagerTaskTemplateEnqueuesInItsOwnTransaction() {
         runner.withBean(Mailer.class).run(context -> {
             assertThat(context)

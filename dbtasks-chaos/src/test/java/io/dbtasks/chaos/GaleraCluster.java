@@ -1,0 +1,395 @@
+package io.dbtasks.chaos;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A private MariaDB Galera cluster of a few nodes from the machine's own binaries (Debian's {@code
+ * mariadb-server} and {@code galera-4}), each node a {@code mariadbd} with its own data directory
+ * under a temporary directory and its own free ports for SQL, group communication, IST and SST.
+ * Never the shared server: nothing here reads or writes its configuration. The first node bootstraps
+ * the cluster ({@code --wsrep-new-cluster}); the others join it by SST ({@code rsync}); a node
+ * killed with {@link #kill(int)} rejoins by IST on {@link #restart(int)}. {@link #close()} kills
+ * every node and the processes they started (SST scripts, rsync), keeps the nodes' error logs under
+ * {@code target/chaos/galera} and deletes the directory; a JVM
+ * shutdown hook does the same if the test run ends without closing it.
+ *
+ * <p>As root the nodes run as user {@code mysql} (rsync's SST daemon would otherwise write as
+ * {@code nobody}). User {@code root} without a password ({@code
+ * --auth-root-authentication-method=normal}), on 127.0.0.1 only; not {@code skip-grant-tables}, under
+ * which a stored function's empty definer does not replicate to the other nodes.
+ */
+final class GaleraCluster implements AutoCloseable {
+    static final Path MARIADBD = Path.of("/usr/sbin/mariadbd");
+    static final Path INSTALL_DB = Path.of("/usr/bin/mariadb-install-db");
+    static final List<Path> PROVIDERS =
+            List.of(Path.of("/usr/lib/galera/libgalera_smm.so"), Path.of("/usr/lib/libgalera_smm.so"));
+
+    private final Path dir;
+    private final Path provider;
+    private final List<Node> nodes = new ArrayList<>();
+    private final Thread shutdownHook;
+
+    /** One node: its ports, directory and process (null while it is down). */
+    private static final class Node {
+        final int index;
+        final int sqlPort;
+        final int groupPort;
+        final int istPort;
+        final int sstPort;
+        final Path dir;
+        volatile Process process;
+
+        Node(int index, Path dir) throws IOException {
+            this.index = index;
+            this.dir = dir;
+            this.sqlPort = freePort();
+            this.groupPort = freePort();
+            this.istPort = freePort();
+            this.sstPort = freePort();
+        }
+    }
+
+    private GaleraCluster(Path dir, Path provider) {
+        this.dir = dir;
+        this.provider = provider;
+        this.shutdownHook = new Thread(this::killAll, "galera-cluster-cleanup");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /**
+     * @return why a cluster cannot run on this machine (a missing binary and the Debian package
+     *     that brings it), or empty if it can
+     */
+    static Optional<String> unavailable() {
+        if (!Files.isExecutable(MARIADBD) || !Files.isExecutable(INSTALL_DB)) {
+            return Optional.of(MARIADBD + " or " + INSTALL_DB + " is missing (Debian package mariadb-server)");
+        }
+        if (PROVIDERS.stream().noneMatch(Files::isReadable)) {
+            return Optional.of("no libgalera_smm.so under " + PROVIDERS + " (Debian package galera-4)");
+        }
+        if (Stream.of("rsync", "wsrep_sst_rsync")
+                .anyMatch(b -> Stream.of("/usr/bin/", "/bin/").noneMatch(d -> Files.isExecutable(Path.of(d + b))))) {
+            return Optional.of("rsync or wsrep_sst_rsync is missing (Debian packages rsync, mariadb-server)");
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Starts {@code size} nodes: the first bootstraps, the others join by SST; returns once every
+     * node is Synced and {@code database} exists.
+     *
+     * @param size nodes, at least 1
+     * @param database a database to create (replicated to every node)
+     * @return the running cluster
+     * @throws Exception if a node does not start or sync within two minutes (the cluster is then
+     *     closed)
+     */
+    static GaleraCluster start(int size, String database) throws Exception {
+        Path dir = Files.createTempDirectory("dbtasks-galera-");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path provider = PROVIDERS.stream().filter(Files::isReadable).findFirst().orElseThrow();
+        GaleraCluster cluster = new GaleraCluster(dir, provider);
+        try {
+            for (int i = 0; i < size; i++) {
+                Path nodeDir = dir.resolve("n" + (i + 1));
+                Files.createDirectories(nodeDir.resolve("data"));
+                cluster.nodes.add(new Node(i, nodeDir));
+            }
+            for (Node n : cluster.nodes) {
+                cluster.writeConfig(n);
+            }
+            if (root()) {
+                run(List.of("chown", "-R", "mysql:mysql", dir.toString()));
+            }
+            Node first = cluster.nodes.get(0);
+            List<String> install = new ArrayList<>(List.of(
+                    INSTALL_DB.toString(),
+                    "--defaults-file=" + first.dir.resolve("my.cnf"),
+                    "--skip-test-db",
+                    "--auth-root-authentication-method=normal"));
+            if (root()) {
+                install.add("--user=mysql");
+            }
+            run(install);
+            cluster.launch(first, true);
+            cluster.awaitSynced(first, TimeUnit.MINUTES.toNanos(2));
+            try (Connection c = DriverManager.getConnection(cluster.url(0, ""));
+                    Statement s = c.createStatement()) {
+                s.execute("CREATE DATABASE " + database);
+            }
+            for (Node n : cluster.nodes.subList(1, size)) {
+                cluster.launch(n, false);
+                cluster.awaitSynced(n, TimeUnit.MINUTES.toNanos(2)); // one SST at a time
+            }
+            return cluster;
+        } catch (Exception | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private void writeConfig(Node n) throws IOException {
+        String members = nodes.stream()
+                .map(m -> "127.0.0.1:" + m.groupPort)
+                .reduce((a, b) -> a + "," + b)
+                .orElseThrow();
+        Files.writeString(
+                n.dir.resolve("my.cnf"),
+                String.join(
+                        "\n",
+                        "[mysqld]",
+                        "datadir=" + n.dir.resolve("data"),
+                        "socket=" + n.dir.resolve("mysqld.sock"),
+                        "pid-file=" + n.dir.resolve("mysqld.pid"),
+                        "log-error=" + n.dir.resolve("error.log"),
+                        "port=" + n.sqlPort,
+                        "bind-address=127.0.0.1",
+                        root() ? "user=mysql" : "",
+                        "max_connections=300",
+                        "performance_schema=OFF",
+                        "innodb_buffer_pool_size=64M",
+                        "innodb_log_file_size=32M",
+                        // the cluster, not each node's fsync, makes a commit durable (Galera's advice)
+                        "innodb_flush_log_at_trx_commit=2",
+                        "binlog_format=ROW",
+                        "default_storage_engine=InnoDB",
+                        "innodb_autoinc_lock_mode=2",
+                        "wsrep_on=ON",
+                        "wsrep_provider=" + provider,
+                        "wsrep_cluster_name=dbtasks_chaos",
+                        "wsrep_cluster_address=gcomm://" + members,
+                        "wsrep_node_name=n" + (n.index + 1),
+                        "wsrep_node_address=127.0.0.1:" + n.groupPort,
+                        "wsrep_provider_options=\"gmcast.listen_addr=tcp://127.0.0.1:" + n.groupPort
+                                + ";ist.recv_addr=127.0.0.1:" + n.istPort + ";gcache.size=128M\"",
+                        "wsrep_sst_method=rsync",
+                        "wsrep_sst_receive_address=127.0.0.1:" + n.sstPort,
+                        ""));
+    }
+
+    private void launch(Node n, boolean bootstrap) throws IOException {
+        launch(n, bootstrap, null);
+    }
+
+    private void launch(Node n, boolean bootstrap, String startPosition) throws IOException {
+        List<String> command =
+                new ArrayList<>(List.of(MARIADBD.toString(), "--defaults-file=" + n.dir.resolve("my.cnf")));
+        if (bootstrap) {
+            command.add("--wsrep-new-cluster");
+        }
+        if (startPosition != null) {
+            command.add("--wsrep_start_position=" + startPosition);
+        }
+        n.process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        n.dir.resolve("stdout.log").toFile()))
+                .start();
+    }
+
+    private void awaitSynced(Node n, long timeoutNanos) throws Exception {
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (!"Synced".equals(status(n.index, "wsrep_local_state_comment"))) {
+            if (!n.process.isAlive()) {
+                throw new IllegalStateException("Galera node n" + (n.index + 1) + " exited with "
+                        + n.process.exitValue() + "; its log: " + tail(n.dir.resolve("error.log")));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("Galera node n" + (n.index + 1) + " did not sync; its log: "
+                        + tail(n.dir.resolve("error.log")));
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** @return the node's JDBC URL for {@code database} (0-based node index) */
+    String url(int node, String database) {
+        return "jdbc:mariadb://127.0.0.1:" + nodes.get(node).sqlPort + "/" + database + "?user=root";
+    }
+
+    /**
+     * @return a URL naming every node, in order, in Connector/J's {@code sequential} mode: each new
+     *     connection goes to the first node that accepts it (one writer node while it is up)
+     */
+    String sequentialUrl(String database) {
+        return "jdbc:mariadb:sequential://"
+                + nodes.stream()
+                        .map(n -> "127.0.0.1:" + n.sqlPort)
+                        .reduce((a, b) -> a + "," + b)
+                        .orElseThrow()
+                + "/" + database + "?user=root";
+    }
+
+    /** @return how many nodes the cluster was started with */
+    int size() {
+        return nodes.size();
+    }
+
+    /**
+     * @return the node's global status variable {@code name}, or null while the node does not
+     *     answer
+     */
+    String status(int node, String name) {
+        try (Connection c = DriverManager.getConnection(url(node, "") + "&connectTimeout=1000&socketTimeout=2000");
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE '" + name + "'")) {
+            return rs.next() ? rs.getString(2) : null;
+        } catch (SQLException e) {
+            return null;
+        }
+    }
+
+    /**
+     * @return the sum over the nodes that answer of the numeric global status variable {@code
+     *     name} (such as {@code wsrep_local_cert_failures})
+     */
+    long sum(String name) {
+        long total = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            String v = status(i, name);
+            total += v == null ? 0 : Long.parseLong(v);
+        }
+        return total;
+    }
+
+    /** Kills the node's mariadbd with {@code SIGKILL} and waits until it is gone. */
+    void kill(int node) throws InterruptedException {
+        Node n = nodes.get(node);
+        Process p = n.process;
+        if (p != null) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            n.process = null;
+        }
+    }
+
+    /**
+     * Starts a killed node again, after recovering its position from its storage ({@code
+     * --wsrep-recover}), and waits until it is Synced: it rejoins by IST when the others' gcache still
+     * holds what it missed.
+     *
+     * @return milliseconds from the start to Synced
+     * @throws Exception if it does not sync within two minutes
+     */
+    long restart(int node) throws Exception {
+        Node n = nodes.get(node);
+        long start = System.nanoTime();
+        // As the packaged service does (galera_recovery): after a crash the node's saved position is
+        // unknown, and without it the node would rejoin by a full SST instead of IST.
+        Path recoverLog = n.dir.resolve("recover.log");
+        Files.deleteIfExists(recoverLog);
+        run(List.of(
+                MARIADBD.toString(),
+                "--defaults-file=" + n.dir.resolve("my.cnf"),
+                "--wsrep-recover",
+                "--log-error=" + recoverLog));
+        String position = Files.readAllLines(recoverLog).stream()
+                .map(l -> l.replaceFirst(".*WSREP: Recovered position: ", ""))
+                .filter(l -> l.matches("[0-9a-f-]{36}:-?[0-9]+"))
+                .reduce((a, b) -> b)
+                .orElse(null);
+        launch(n, false, position);
+        awaitSynced(n, TimeUnit.MINUTES.toNanos(2));
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** @return how the node last joined: the lines of its error log that name IST or SST */
+    List<String> transferLines(int node) throws IOException {
+        try (Stream<String> lines = Files.lines(nodes.get(node).dir.resolve("error.log"))) {
+            return lines.filter(l -> l.contains("IST received") || l.contains("SST received"))
+                    .toList();
+        }
+    }
+
+    @Override
+    public void close() {
+        killAll();
+        try {
+            Path logs = Files.createDirectories(Path.of("target", "chaos", "galera"));
+            for (Node n : nodes) {
+                Path log = n.dir.resolve("error.log");
+                if (Files.exists(log)) {
+                    Files.copy(
+                            log,
+                            logs.resolve("n" + (n.index + 1) + "-error.log"),
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        } catch (IOException e) {
+            // the logs are a courtesy
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway
+        }
+        try (Stream<Path> all = Files.walk(dir)) {
+            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+
+    private void killAll() {
+        for (Node n : nodes) {
+            try {
+                kill(n.index);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+
+    private static void run(List<String> command) throws Exception {
+        Path log = Files.createTempFile("dbtasks-galera-cmd-", ".log");
+        try {
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(command + " did not finish: " + Files.readString(log));
+            }
+            if (p.exitValue() != 0) {
+                throw new IOException(command + " exited with " + p.exitValue() + ": " + Files.readString(log));
+            }
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private static boolean root() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.dbtasks.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.chaos.PatroniRun.Fault;
+import io.dbtasks.testing.TestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * dbtasks on a PostgreSQL cluster run by Patroni with etcd ({@link PatroniCluster}: one cluster for
+ * every scenario, its replication mode changed with {@code patronictl edit-config}): kill -9 of the
+ * leader's postmaster, a stopped leader host (SIGSTOP of its Patroni and PostgreSQL until another
+ * member leads, then SIGCONT), and {@code patronictl switchover} under load, each with {@code
+ * synchronous_mode: true} and with asynchronous replication.
+ *
+ * <p>In every mode: no duplicate transactional effect, no fencing token on two attempt rows, every
+ * SUCCEEDED task with one SUCCEEDED attempt, one leader again with the other member in recovery
+ * after a stopped host resumes, and a task completed after each failure. With synchronous mode, and
+ * for a switchover in either mode: no acknowledged enqueue lost, no acknowledged id naming another
+ * task, no token given to two tasks; except where the resumed leader took its key back from the
+ * member promoted meanwhile (Patroni undid the failover, see RELIABILITY.md): then the counts are
+ * reported, not asserted. Without synchronous mode the leader's WAL senders are stopped for {@code
+ * -Dchaos.patroni.lagMs} (default 2,000) before a kill or a stop, so that the leader commits what the
+ * replica never receives: what is lost, the ids and tokens issued again, are counted and reported,
+ * not asserted.
+ *
+ * <p>Sizes: {@code -Dchaos.patroni.tasks} per scenario (default 200), {@code -Dchaos.patroni.runs}
+ * (default 1: each scenario once; {@code run-chaos.sh} passes 3 and gets the median and spread),
+ * {@code -Dchaos.workers} worker processes (at most 2 at the default size). Skipped with the reason
+ * where patroni, etcd or PostgreSQL's binaries are not installed.
+ */
+class PatroniChaosTest {
+    private static final int TASKS = Integer.getInteger("chaos.patroni.tasks", 200);
+    private static final int RUNS = Integer.getInteger("chaos.patroni.runs", 1);
+    private static final int WORKERS =
+            TASKS <= 500 ? Math.min(2, Integer.getInteger("chaos.workers", 2)) : Integer.getInteger("chaos.workers", 3);
+    private static final Duration LAG = Duration.ofMillis(Long.getLong("chaos.patroni.lagMs", 2_000));
+    private static final Duration SPREAD = Duration.ofSeconds(Math.max(12, TASKS / 50));
+
+    /** Faults to run (names, comma-separated), all when blank: for working on one scenario. */
+    private static final String ONLY = System.getProperty("chaos.patroni.only", "");
+
+    private static PatroniCluster cluster;
+    private static boolean synchronousNow;
+    private static final Map<String, List<Map<String, Long>>> RESULTS = new LinkedHashMap<>();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "postgresql is not in dbtasks.test.databases");
+        var missing = PatroniCluster.unavailable();
+        if (missing.isPresent()) {
+            String reason = missing.get() + ": the Patroni chaos runs are skipped";
+            System.out.println("chaos: " + reason);
+            Assumptions.abort(reason);
+        }
+        synchronousNow = true;
+        cluster = PatroniCluster.start(2, "chaos", synchronousNow);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        if (cluster == null) {
+            return;
+        }
+        cluster.close();
+        assertThat(cluster.ownProcesses())
+                .as("processes of the Patroni cluster left running")
+                .isEmpty();
+        for (var e : RESULTS.entrySet()) {
+            if (e.getValue().size() > 1) {
+                Map<String, Long> spread = new LinkedHashMap<>();
+                for (String k : List.of(
+                        "lost",
+                        "idsReissued",
+                        "tokensReissued",
+                        "newLeaderMs",
+                        "firstCompletionMs",
+                        "oldLeaderFencedMs",
+                        "oldLeaderReclaimed")) {
+                    List<Long> v = e.getValue().stream()
+                            .filter(r -> r.containsKey(k))
+                            .map(r -> r.get(k))
+                            .sorted()
+                            .toList();
+                    if (!v.isEmpty()) {
+                        spread.put(k + "Median", v.get(v.size() / 2));
+                        spread.put(k + "Min", v.get(0));
+                        spread.put(k + "Max", v.get(v.size() - 1));
+                    }
+                }
+                System.out.println(
+                        "chaos[" + e.getKey() + "] over " + e.getValue().size() + " runs: " + spread);
+                ChaosTest.report(e.getKey() + " over " + e.getValue().size() + " runs", spread);
+            }
+        }
+    }
+
+    @TestFactory
+    Stream<DynamicTest> scenarios() {
+        List<DynamicTest> tests = new ArrayList<>();
+        for (int run = 1; run <= RUNS; run++) {
+            for (boolean synchronous : List.of(true, false)) {
+                for (Fault fault : Fault.values()) {
+                    if (!ONLY.isBlank() && !ONLY.contains(fault.name())) {
+                        continue;
+                    }
+                    String label = RUNS == 1 ? "" : "-run" + run;
+                    tests.add(DynamicTest.dynamicTest(
+                            fault + (synchronous ? " with synchronous_mode" : " with asynchronous replication") + label,
+                            () -> scenario(fault, synchronous, label)));
+                }
+            }
+        }
+        return tests.stream();
+    }
+
+    private static void scenario(Fault fault, boolean synchronous, String label) throws Exception {
+        if (synchronous != synchronousNow) {
+            cluster.synchronousMode(synchronous);
+            synchronousNow = synchronous;
+        }
+        cluster.awaitHealthy(synchronous, Duration.ofSeconds(120));
+        Map<String, Long> r = new PatroniRun(cluster, fault, synchronous, TASKS, WORKERS, SPREAD, LAG, label).run();
+        String key = "patroni " + fault.name().toLowerCase() + (synchronous ? " synchronous" : " asynchronous");
+        RESULTS.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
+        ChaosTest.report(key + label, r);
+        assertThat(r.get("acknowledged")).as("acknowledged: %s", r).isEqualTo(TASKS);
+        assertThat(r.get("unexpected")).as("unexpected tasks: %s", r).isZero();
+        assertThat(r.get("txDuplicates"))
+                .as("duplicate transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txMissing"))
+                .as("missing transactional effects: %s", r)
+                .isZero();
+        assertThat(r.get("txOrphans")).as("effects of unfinished tasks: %s", r).isZero();
+        assertThat(r.get("txTokenMismatch"))
+                .as("effects under another token: %s", r)
+                .isZero();
+        assertThat(r.get("badSucceededAttempts"))
+                .as("SUCCEEDED without one SUCCEEDED attempt: %s", r)
+                .isZero();
+        assertThat(r.get("repeatedTokens")).as("repeated fencing tokens: %s", r).isZero();
+        assertThat(r.get("firstCompletionMs"))
+                .as("a task completed after the failure: %s", r)
+                .isNotNegative();
+        if (fault == Fault.STOP && r.get("oldLeaderReclaimed") == 1L) {
+            // Patroni itself undid the failover: the stopped leader's Patroni wrote the leader key back
+            // from its stale view, the promoted member was rewound, and what it committed meanwhile
+            // (acknowledged: it had no synchronous standby) is gone. Reported, not asserted.
+            System.out.println("chaos: the stopped leader took its key back after SIGCONT: " + r);
+            return;
+        }
+        if (synchronous || fault == Fault.SWITCHOVER) {
+            assertThat(r.get("lost")).as("acknowledged enqueues lost: %s", r).isZero();
+            assertThat(r.get("idsReissued"))
+                    .as("acknowledged ids naming another task: %s", r)
+                    .isZero();
+            assertThat(r.get("tokensReissued"))
+                    .as("tokens given to two tasks: %s", r)
+                    .isZero();
+        }
+    }
+}
