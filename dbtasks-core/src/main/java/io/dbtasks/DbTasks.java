@@ -18,6 +18,7 @@ import io.dbtasks.internal.schedule.ScheduleConfig;
 import io.dbtasks.internal.support.EngineConfig;
 import io.dbtasks.job.JobDefinitions;
 import io.dbtasks.job.JobTargetInvoker;
+import io.dbtasks.limit.Limits;
 import io.dbtasks.lock.LeaseLocks;
 import io.dbtasks.once.RunOnceGuards;
 import io.dbtasks.schedule.Schedule;
@@ -555,6 +556,18 @@ public final class DbTasks implements AutoCloseable {
      */
     public LeaseLocks locks() {
         return engine.locks();
+    }
+
+    /**
+     * Concurrency limits per concurrency key ({@code dbtasks_limit}): at most N tasks of a key
+     * RUNNING at once across the cluster, or one at a time in enqueue order, enforced by the claim
+     * in the database. Usable before {@link #start()} and on an engine without workers; a change
+     * holds on every engine within {@link Limits#REFRESH_MILLIS} ms.
+     *
+     * @return the limits, thread-safe; the same instance on every call
+     */
+    public Limits limits() {
+        return engine.limits();
     }
 
     /**

@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param lastError a readable reason for the last failure, or {@code null}
  * @param traceParent the W3C {@code traceparent} of the span that enqueued it (see {@link
  *     TaskRequest#traceParent()}), or {@code null}
+ * @param concurrencyKey the key concurrency limits count it by (see {@link
+ *     TaskRequest#concurrencyKey()}), or {@code null}
  * @param workflowId the id of the workflow it is a step of (see {@link
  *     io.dbtasks.workflow.Workflows}), or {@code null} for a task outside workflows
  */
@@ -56,10 +58,12 @@ public record Task(
         @Nullable Instant finishedAt,
         @Nullable String lastError,
         @Nullable String traceParent,
+        @Nullable String concurrencyKey,
         @Nullable Long workflowId) {
 
     /**
-     * A task outside workflows: {@code workflowId} {@code null}; the parameters are the record's.
+     * A task without a concurrency key, outside workflows: {@code concurrencyKey} and {@code
+     * workflowId} {@code null}; the parameters are the record's.
      *
      * @param id the task's id
      * @param queue its queue
@@ -130,6 +134,7 @@ public record Task(
                 finishedAt,
                 lastError,
                 traceParent,
+                null,
                 null);
     }
 }

@@ -27,13 +27,17 @@ import org.jspecify.annotations.Nullable;
  * @param retryPolicy the backoff between attempts, or {@code null} for the engine's default
  * @param timeout how long one attempt may run before it is interrupted and TIMED_OUT, positive, or
  *     {@code null} for the engine's default
+ * @param concurrencyKey what concurrency and rate limits count the task by (a tenant, a customer,
+ *     an API host), 1 to {@value TaskRequest#MAX_KEY_LENGTH} characters, or {@code null} for none: a
+ *     task without a key is never held back by a limit (see {@code DbTasks.limits()})
  */
 public record TaskOptions(
         @Nullable String queue,
         @Nullable Integer priority,
         @Nullable Integer maxAttempts,
         @Nullable RetryPolicy retryPolicy,
-        @Nullable Duration timeout) {
+        @Nullable Duration timeout,
+        @Nullable String concurrencyKey) {
 
     /** The queue of a task whose options name none. */
     public static final String DEFAULT_QUEUE = "default";
@@ -45,7 +49,7 @@ public record TaskOptions(
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
 
     /** Options with every field unset: each takes the engine's default. */
-    public static final TaskOptions DEFAULTS = new TaskOptions(null, null, null, null, null);
+    public static final TaskOptions DEFAULTS = new TaskOptions(null, null, null, null, null, null);
 
     /**
      * @throws IllegalArgumentException if the queue is blank, longer than {@value
@@ -64,6 +68,26 @@ public record TaskOptions(
         if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
+        TaskRequest.checkConcurrencyKey(concurrencyKey);
+    }
+
+    /**
+     * Options without a concurrency key.
+     *
+     * @param queue as {@link TaskOptions}
+     * @param priority as {@link TaskOptions}
+     * @param maxAttempts as {@link TaskOptions}
+     * @param retryPolicy as {@link TaskOptions}
+     * @param timeout as {@link TaskOptions}
+     * @throws IllegalArgumentException as {@link TaskOptions}
+     */
+    public TaskOptions(
+            @Nullable String queue,
+            @Nullable Integer priority,
+            @Nullable Integer maxAttempts,
+            @Nullable RetryPolicy retryPolicy,
+            @Nullable Duration timeout) {
+        this(queue, priority, maxAttempts, retryPolicy, timeout, null);
     }
 
     /** @return a builder with every field unset */
@@ -82,7 +106,7 @@ public record TaskOptions(
      * @throws IllegalArgumentException if the queue is out of range
      */
     public TaskOptions withQueue(@Nullable String queue) {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /**
@@ -90,7 +114,7 @@ public record TaskOptions(
      * @return a copy with {@code priority}
      */
     public TaskOptions withPriority(@Nullable Integer priority) {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /**
@@ -99,7 +123,7 @@ public record TaskOptions(
      * @throws IllegalArgumentException if {@code maxAttempts < 1}
      */
     public TaskOptions withMaxAttempts(@Nullable Integer maxAttempts) {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /**
@@ -107,7 +131,7 @@ public record TaskOptions(
      * @return a copy with {@code retryPolicy}
      */
     public TaskOptions withRetryPolicy(@Nullable RetryPolicy retryPolicy) {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /**
@@ -116,7 +140,16 @@ public record TaskOptions(
      * @throws IllegalArgumentException if the timeout is zero or negative
      */
     public TaskOptions withTimeout(@Nullable Duration timeout) {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
+    }
+
+    /**
+     * @param concurrencyKey the key limits count the task by, or {@code null} for none
+     * @return a copy of these options with that key
+     * @throws IllegalArgumentException if the key is blank or too long
+     */
+    public TaskOptions withConcurrencyKey(@Nullable String concurrencyKey) {
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /** Builds {@link TaskOptions}. Not thread-safe. */
@@ -126,6 +159,7 @@ public record TaskOptions(
         private @Nullable Integer maxAttempts;
         private @Nullable RetryPolicy retryPolicy;
         private @Nullable Duration timeout;
+        private @Nullable String concurrencyKey;
 
         private Builder(TaskOptions from) {
             this.queue = from.queue;
@@ -133,6 +167,7 @@ public record TaskOptions(
             this.maxAttempts = from.maxAttempts;
             this.retryPolicy = from.retryPolicy;
             this.timeout = from.timeout;
+            this.concurrencyKey = from.concurrencyKey;
         }
 
         /**
@@ -181,11 +216,20 @@ public record TaskOptions(
         }
 
         /**
+         * @param concurrencyKey the key limits count the task by, or {@code null} for none
+         * @return this
+         */
+        public Builder concurrencyKey(@Nullable String concurrencyKey) {
+            this.concurrencyKey = concurrencyKey;
+            return this;
+        }
+
+        /**
          * @return the options
          * @throws IllegalArgumentException if a field is out of range (see {@link TaskOptions})
          */
         public TaskOptions build() {
-            return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+            return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
         }
     }
 }

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 /**
  * A task search for {@link DbTasks#search}, {@link DbTasks#searchSummaries}, {@link
- * DbTasks#searchIds} and {@link DbTasks#count}: ten filters, every one optional, all given ones must
+ * DbTasks#searchIds} and {@link DbTasks#count}: eleven filters, every one optional, all given ones must
  * match, and a keyset cursor. Results come newest first (by id, which is unique, so equal creation
  * times never reorder or repeat a row between pages); the next page is the same query with {@link
  * #before} set to the page's {@code next} cursor. Each page costs the same however deep it is.
@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
  * @param before the keyset cursor: only tasks with a lower id; {@code null} for the first page
  * @param timeout the longest one statement of the search may run, whole seconds (at least one);
  *     {@code null} for no limit
+ * @param concurrencyKey exact concurrency key, or {@code null}
  */
 public record TaskQuery(
         TaskStatus status,
@@ -42,7 +43,8 @@ public record TaskQuery(
         List<String> payloadPath,
         String payloadValue,
         Long before,
-        Duration timeout) {
+        Duration timeout,
+        String concurrencyKey) {
 
     /** A segment of a payload path: letters, digits, '_' and '-', 1 to 100 characters. */
     public static final Pattern PATH_SEGMENT = Pattern.compile("[A-Za-z0-9_\\-]{1,100}");
@@ -97,6 +99,7 @@ public record TaskQuery(
         b.payloadValue = payloadValue;
         b.before = before;
         b.timeout = timeout;
+        b.concurrencyKey = concurrencyKey;
         return b;
     }
 
@@ -127,6 +130,7 @@ public record TaskQuery(
         private String payloadValue;
         private Long before;
         private Duration timeout;
+        private String concurrencyKey;
 
         private Builder() {}
 
@@ -151,6 +155,12 @@ public record TaskQuery(
         /** @return this builder; {@code key} (an idempotency key) may be {@code null} */
         public Builder key(String key) {
             this.key = key;
+            return this;
+        }
+
+        /** @return this builder; {@code concurrencyKey} (exact) may be {@code null} */
+        public Builder concurrencyKey(String concurrencyKey) {
+            this.concurrencyKey = concurrencyKey;
             return this;
         }
 
@@ -217,7 +227,8 @@ public record TaskQuery(
                     payloadPath,
                     payloadValue,
                     before,
-                    timeout);
+                    timeout,
+                    concurrencyKey);
         }
     }
 }

@@ -33,6 +33,9 @@ import org.jspecify.annotations.Nullable;
  *     trace; {@code null} for none. The engine stores it and hands it to the handler ({@link
  *     TaskContext#traceParent()}) and to event listeners; it does not read it. At most {@value
  *     #MAX_TRACE_PARENT_LENGTH} characters
+ * @param concurrencyKey what concurrency and rate limits count the task by (a tenant, a customer, an
+ *     API host), 1 to {@value #MAX_KEY_LENGTH} characters, or {@code null} for none: a task without a
+ *     key is never held back by a limit (see {@code DbTasks.limits()})
  */
 public record TaskRequest(
         String kind,
@@ -47,7 +50,8 @@ public record TaskRequest(
         @Nullable String idempotencyKey,
         @Nullable String name,
         @Nullable String reference,
-        @Nullable String traceParent) {
+        @Nullable String traceParent,
+        @Nullable String concurrencyKey) {
 
     /** The queue a task goes to when its request names none. */
     public static final String DEFAULT_QUEUE = TaskOptions.DEFAULT_QUEUE;
@@ -95,15 +99,83 @@ public record TaskRequest(
             throw new IllegalArgumentException(
                     "traceParent must be 1 to " + MAX_TRACE_PARENT_LENGTH + " characters and not blank, or null");
         }
+        checkConcurrencyKey(concurrencyKey);
     }
 
     /**
-     * @return the queue, priority, max attempts, retry policy and timeout of this request; a field
-     *     unset here is {@code null} there (the priority is never {@code null}: unset it is {@value
+     * A request without a concurrency key.
+     *
+     * @param kind as {@link TaskRequest}
+     * @param payload as {@link TaskRequest}
+     * @param queue as {@link TaskRequest}
+     * @param priority as {@link TaskRequest}
+     * @param runAt as {@link TaskRequest}
+     * @param runAfter as {@link TaskRequest}
+     * @param maxAttempts as {@link TaskRequest}
+     * @param retryPolicy as {@link TaskRequest}
+     * @param timeout as {@link TaskRequest}
+     * @param idempotencyKey as {@link TaskRequest}
+     * @param name as {@link TaskRequest}
+     * @param reference as {@link TaskRequest}
+     * @param traceParent as {@link TaskRequest}
+     * @throws IllegalArgumentException as {@link TaskRequest}
+     */
+    public TaskRequest(
+            String kind,
+            @Nullable Object payload,
+            @Nullable String queue,
+            int priority,
+            @Nullable Instant runAt,
+            @Nullable Duration runAfter,
+            @Nullable Integer maxAttempts,
+            @Nullable RetryPolicy retryPolicy,
+            @Nullable Duration timeout,
+            @Nullable String idempotencyKey,
+            @Nullable String name,
+            @Nullable String reference,
+            @Nullable String traceParent) {
+        this(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                runAfter,
+                maxAttempts,
+                retryPolicy,
+                timeout,
+                idempotencyKey,
+                name,
+                reference,
+                traceParent,
+                null);
+    }
+
+    /**
+     * Refuses a concurrency key that is blank, too long, contains {@code *} (the wildcard of limit
+     * patterns, so no limit could name the key exactly) or holds text the database cannot store.
+     */
+    static void checkConcurrencyKey(@Nullable String concurrencyKey) {
+        StoredText.requireText("concurrencyKey", concurrencyKey);
+        if (concurrencyKey != null && (concurrencyKey.isBlank() || concurrencyKey.length() > MAX_KEY_LENGTH)) {
+            throw new IllegalArgumentException("concurrencyKey must be 1 to " + MAX_KEY_LENGTH
+                    + " characters and not blank, or null for none; got " + concurrencyKey.length()
+                    + " characters. Use a short identifier (a tenant or customer id), not the payload");
+        }
+        if (concurrencyKey != null && concurrencyKey.indexOf('*') >= 0) {
+            throw new IllegalArgumentException("concurrencyKey must not contain '*', the wildcard of limit"
+                    + " patterns (a limit could not name such a key exactly); got '" + concurrencyKey
+                    + "'. Use another separator, such as '-' or ':'");
+        }
+    }
+
+    /**
+     * @return the queue, priority, max attempts, retry policy, timeout and concurrency key of this
+     *     request; a field unset here is {@code null} there (the priority is never {@code null}: unset it is {@value
      *     TaskOptions#DEFAULT_PRIORITY}, the default)
      */
     public TaskOptions options() {
-        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout);
+        return new TaskOptions(queue, priority, maxAttempts, retryPolicy, timeout, concurrencyKey);
     }
 
     /**
@@ -125,7 +197,8 @@ public record TaskRequest(
                 idempotencyKey,
                 name,
                 reference,
-                traceParent);
+                traceParent,
+                concurrencyKey);
     }
 
     /**
@@ -202,6 +275,7 @@ public record TaskRequest(
         private @Nullable String name;
         private @Nullable String reference;
         private @Nullable String traceParent;
+        private @Nullable String concurrencyKey;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -266,6 +340,7 @@ public record TaskRequest(
             this.maxAttempts = options.maxAttempts();
             this.retryPolicy = options.retryPolicy();
             this.timeout = options.timeout();
+            this.concurrencyKey = options.concurrencyKey();
             return this;
         }
 
@@ -334,6 +409,16 @@ public record TaskRequest(
         }
 
         /**
+         * @param concurrencyKey the key concurrency and rate limits count the task by (a tenant, a
+         *     customer, an API host), 1 to {@value #MAX_KEY_LENGTH} characters, or {@code null} for none
+         * @return this
+         */
+        public Builder concurrencyKey(@Nullable String concurrencyKey) {
+            this.concurrencyKey = concurrencyKey;
+            return this;
+        }
+
+        /**
          * @return the request
          * @throws IllegalArgumentException if a field is out of range, or text holds what {@link
          *     StoredText} refuses (NUL, a lone surrogate; a control character in the kind or queue)
@@ -353,7 +438,8 @@ public record TaskRequest(
                     idempotencyKey,
                     name,
                     reference,
-                    traceParent);
+                    traceParent,
+                    concurrencyKey);
         }
     }
 }

@@ -20,6 +20,7 @@ import java.time.Instant;
  * @param lastError the last failure's message, or {@code null}
  * @param cancelRequested whether a cancel waits for its running handler
  * @param leaseOwner the worker that holds it, or {@code null}
+ * @param concurrencyKey the key limits count it by, or {@code null}
  */
 public record TaskSummary(
         long id,
@@ -35,4 +36,5 @@ public record TaskSummary(
         Instant finishedAt,
         String lastError,
         boolean cancelRequested,
-        String leaseOwner) {}
+        String leaseOwner,
+        String concurrencyKey) {}

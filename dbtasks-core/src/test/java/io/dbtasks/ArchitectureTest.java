@@ -90,6 +90,7 @@ class ArchitectureTest {
                 .resideInAnyPackage(
                         "io.dbtasks.lock..",
                         "io.dbtasks.once..",
+                        "io.dbtasks.limit..",
                         "io.dbtasks.inbox..",
                         "io.dbtasks.event..",
                         "io.dbtasks.job..",

@@ -45,7 +45,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new SoakScenario(),
                     new ScheduleScenario(),
                     new QuartzScheduleScenario(),
-                    new RetentionScenario())
+                    new RetentionScenario(),
+                    new HistoryScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 
@@ -63,7 +64,7 @@ public final class BenchCommand implements Callable<Integer> {
             split = ",",
             defaultValue = "all",
             description = "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, quartz,"
-                    + " retention, ceiling, peer (db-scheduler), jobrunr or all;"
+                    + " retention, history, ceiling, peer (db-scheduler), jobrunr or all;"
                     + " comma-separated")
     List<String> scenarios;
 
@@ -102,6 +103,18 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--scale-batch", defaultValue = "10000", description = "tasks burned down at each size")
     int scaleBatch;
+
+    @Option(
+            names = "--history-tasks",
+            defaultValue = "1000000",
+            description = "finished tasks the history scenario loads")
+    long historyTasks;
+
+    @Option(
+            names = "--history-workers",
+            defaultValue = "32",
+            description = "workers of the history scenario's burn-downs")
+    int historyWorkers;
 
     @Option(names = "--soak-tasks", defaultValue = "1000000", description = "tasks the soak burns down")
     int soakTasks;
@@ -258,6 +271,8 @@ public final class BenchCommand implements Callable<Integer> {
                 ceilingSimple,
                 jobRunrTasks,
                 Duration.ofMillis(jobRunrPollMillis),
+                historyTasks,
+                historyWorkers,
                 workload.workload());
         return smoke ? c.smoke() : c;
     }

@@ -43,6 +43,8 @@ import java.util.TreeSet;
  *     complete on one connection) at each burn-down worker count
  * @param jobRunrTasks jobs per JobRunr run
  * @param jobRunrPoll JobRunr's poll interval
+ * @param historyTasks finished tasks the history scenario loads
+ * @param historyWorkers the worker count of the history scenario's burn-downs
  * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
  *     measurements and of the child JVMs' warm-up
  */
@@ -80,7 +82,8 @@ record BenchConfig(
         boolean ceilingSimple,
         int jobRunrTasks,
         Duration jobRunrPoll,
-
+        long historyTasks,
+        int historyWorkers,
         Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
@@ -98,7 +101,8 @@ record BenchConfig(
             "soak",
             "schedules",
             "quartz",
-            "retention");
+            "retention",
+            "history");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -136,6 +140,8 @@ record BenchConfig(
                 true,
                 20,
                 jobRunrPoll,
+                2000,
+                2,
                 workload.smoke());
     }
 

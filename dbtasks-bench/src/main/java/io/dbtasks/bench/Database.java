@@ -19,6 +19,16 @@ enum Database {
         }
 
         @Override
+        String range(long from, long to) {
+            return "generate_series(" + from + "::bigint, " + to + ") AS g(n)";
+        }
+
+        @Override
+        String millisAgo(String millis) {
+            return "(clock_timestamp() - (" + millis + ") * INTERVAL '1 millisecond')";
+        }
+
+        @Override
         String deleteFinishedBefore(String cutoff, int limit) {
             return "DELETE FROM dbtasks_task WHERE id IN (SELECT id FROM dbtasks_task WHERE status = 'SUCCEEDED'"
                     + " AND finished_at < " + cutoff + " LIMIT " + limit + ")";
@@ -37,6 +47,16 @@ enum Database {
         }
 
         @Override
+        String range(long from, long to) {
+            return "(SELECT seq AS n FROM seq_" + from + "_to_" + to + ") AS g";
+        }
+
+        @Override
+        String millisAgo(String millis) {
+            return "TIMESTAMPADD(MICROSECOND, -(" + millis + ") * 1000, UTC_TIMESTAMP(6))";
+        }
+
+        @Override
         String deleteFinishedBefore(String cutoff, int limit) {
             return "DELETE FROM dbtasks_task WHERE status = 'SUCCEEDED' AND finished_at < " + cutoff + " LIMIT "
                     + limit;
@@ -51,6 +71,16 @@ enum Database {
         @Override
         String secondsAgo(String seconds) {
             return "DATEADD(SECOND, -(" + seconds + "), CURRENT_TIMESTAMP(6))";
+        }
+
+        @Override
+        String range(long from, long to) {
+            return "(SELECT X AS n FROM SYSTEM_RANGE(" + from + ", " + to + ")) AS g";
+        }
+
+        @Override
+        String millisAgo(String millis) {
+            return "DATEADD(MILLISECOND, -(" + millis + "), CURRENT_TIMESTAMP(6))";
         }
 
         @Override
@@ -97,6 +127,12 @@ enum Database {
 
     /** @return an SQL expression for now minus {@code seconds} (an SQL expression) seconds */
     abstract String secondsAgo(String seconds);
+
+    /** @return a FROM item yielding the rows {@code from} to {@code to} (inclusive) in one column {@code n} */
+    abstract String range(long from, long to);
+
+    /** @return an SQL expression for now minus {@code millis} (an integer SQL expression) milliseconds */
+    abstract String millisAgo(String millis);
 
     /** @return a DELETE of at most {@code limit} SUCCEEDED rows finished before {@code cutoff} */
     abstract String deleteFinishedBefore(String cutoff, int limit);

@@ -325,6 +325,14 @@ public final class DeferredEngine {
         return ready().locks();
     }
 
+    /**
+     * @return the concurrency limits of the started engine; see {@link io.dbtasks.limit.Limits}
+     * @throws IllegalStateException as {@link #ready()} says, before the engine is ready
+     */
+    public io.dbtasks.limit.Limits limits() {
+        return ready().limits();
+    }
+
     public RunOnceGuards guards() {
         return ready().guards();
     }

@@ -26,6 +26,7 @@ import io.dbtasks.internal.job.JdbcJobDefinitions;
 import io.dbtasks.internal.job.JobCronHandler;
 import io.dbtasks.internal.lease.ForeignTaskWatch;
 import io.dbtasks.internal.lease.Leases;
+import io.dbtasks.internal.limit.JdbcLimits;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
 import io.dbtasks.internal.maintenance.QueueTableVacuum;
 import io.dbtasks.internal.maintenance.TaskRetention;
@@ -140,6 +141,7 @@ public final class Engine {
     private final Batches batches;
     private final io.dbtasks.workflow.Workflows workflows;
     private final QueueControl queueControl;
+    private final JdbcLimits limits;
     private final TaskRetention retention;
 
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
@@ -201,7 +203,9 @@ public final class Engine {
         this.operations = new TaskOperations(jdbc, dialect, queries, this::wake, dependents);
         this.capabilities =
                 new Capabilities(handlers.kinds(), io.dbtasks.job.JobDefinitions.KIND, settings.jobTargets());
-        this.leases = new Leases(jdbc, dialect, attempts, config, events, capabilities::claimable, dependents);
+        this.limits = new JdbcLimits(jdbc, dialect);
+        this.leases = new Leases(
+                jdbc, dialect, attempts, config, events, capabilities::claimable, limits::forQueue, dependents);
         JdbcWorkflows workflowStore = new JdbcWorkflows(jdbc, dialect, enqueuer, operations);
         this.workflows = workflowStore;
         this.completions = new Completions(jdbc, dialect, attempts, dependents, workflowStore::addSteps);
@@ -599,7 +603,8 @@ public final class Engine {
                     List<QueueWorker> list = new ArrayList<>(loops);
                     for (int i = 0; i < loops; i++) {
                         int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
-                        QueueWorker w = new QueueWorker(queue, slots, config, this::claim, executor, running, wiring);
+                        QueueWorker w = new QueueWorker(
+                                queue, slots, config, this::claim, executor, running, wiring, leases::heldBack);
                         list.add(w);
                         w.start();
                     }
@@ -807,6 +812,11 @@ public final class Engine {
     /** @return the chunked batches; see {@link io.dbtasks.batch.Batches} */
     public Batches batches() {
         return batches;
+    }
+
+    /** @return the concurrency limits; see {@link io.dbtasks.limit.Limits} */
+    public io.dbtasks.limit.Limits limits() {
+        return limits;
     }
 
     /** @return the workflows; see {@link io.dbtasks.workflow.Workflows} */

@@ -251,6 +251,7 @@ public abstract class TaskSearchContract extends EngineHarness {
                         null,
                         null,
                         false,
+                        null,
                         null));
     }
 

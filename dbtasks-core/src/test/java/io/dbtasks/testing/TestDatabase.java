@@ -146,6 +146,8 @@ public enum TestDatabase {
                     "dbtasks_batch_chunk",
                     "dbtasks_schedule",
                     "dbtasks_queue_pause",
+                    "dbtasks_limit",
+                    "dbtasks_concurrency_key",
                     "dbtasks_worker")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);

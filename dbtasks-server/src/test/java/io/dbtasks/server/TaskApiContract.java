@@ -200,6 +200,51 @@ abstract class TaskApiContract {
     }
 
     @Test
+    void limitsAreSetListedAndRemovedThroughTheApiAndATaskShowsItsConcurrencyKey() {
+        String queue = "idle-" + run;
+        Response set = put("/api/limits", "{\"queue\":\"" + queue + "\",\"keyPattern\":\"*\",\"maxRunning\":1}");
+        assertThat(set.status()).isEqualTo(200);
+        assertThat(set.body().path("maxRunning").asInt()).isEqualTo(1);
+        JsonNode listed = get("/api/limits").body();
+        List<String> queues = new ArrayList<>();
+        listed.forEach(l -> queues.add(
+                l.path("queue").asString() + " " + l.path("keyPattern").asString()));
+        assertThat(queues).contains(queue + " *");
+        assertThat(put("/api/limits", "{\"queue\":\"" + queue + "\",\"keyPattern\":\"*\",\"maxRunning\":0}")
+                        .status())
+                .isEqualTo(400);
+
+        Response task = post(
+                "/api/tasks",
+                "{\"kind\":\"order.sync\",\"payload\":{\"orderId\":7,\"operator\":\"ann\"},\"queue\":\"" + queue
+                        + "\",\"concurrencyKey\":\"tenant-1\"}");
+        assertThat(task.status()).isEqualTo(201);
+        JsonNode shown = get("/api/tasks/" + task.body().path("id").asLong()).body();
+        assertThat(shown.path("concurrencyKey").asString()).isEqualTo("tenant-1");
+        assertThat(shown.path("waitReason").isNull())
+                .as("nothing of the key runs")
+                .isTrue();
+        JsonNode keys = get("/api/limits/keys?queue=" + queue).body();
+        assertThat(keys.size()).isEqualTo(1);
+        assertThat(keys.get(0).path("key").asString()).isEqualTo("tenant-1");
+        assertThat(keys.get(0).path("running").asLong()).isZero();
+        assertThat(keys.get(0).path("waiting").asLong()).isEqualTo(1);
+        assertThat(keys.get(0).path("limit").path("maxRunning").asInt()).isEqualTo(1);
+
+        assertThat(response(client.delete()
+                                .uri("/api/limits?queue={queue}&keyPattern={pattern}", queue, "a\u0000b")
+                                .exchange()
+                                .returnResult(String.class))
+                        .status())
+                .as("the same text checks as a PUT: NUL refused")
+                .isEqualTo(400);
+        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=*").status())
+                .isEqualTo(204);
+        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=*").status())
+                .isEqualTo(404);
+    }
+
+    @Test
     void sameIdempotencyKeyTwiceGives201Then200AndOneTask() {
         String body = "{\"kind\":\"order.create\",\"payload\":{\"orderId\":7,\"userName\":\"Ann\",\"amount\":12.5},"
                 + "\"queue\":\"idem-" + run + "\",\"idempotencyKey\":\"order-7-" + run + "\"}";
@@ -610,6 +655,19 @@ abstract class TaskApiContract {
 
     private Response get(String uri) {
         return response(client.get().uri(uri).exchange().returnResult(String.class));
+    }
+
+    private Response put(String uri, String json) {
+        return response(client.put()
+                .uri(uri)
+                .contentType(MediaType.APPLICATION_JSON)
+                .body(json)
+                .exchange()
+                .returnResult(String.class));
+    }
+
+    private Response delete(String uri) {
+        return response(client.delete().uri(uri).exchange().returnResult(String.class));
     }
 
     private Response post(String uri, String json) {

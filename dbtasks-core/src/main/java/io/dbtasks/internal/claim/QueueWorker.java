@@ -73,6 +73,12 @@ public final class QueueWorker implements Runnable {
      */
     static final long MAX_CLAIM_ERROR_BACKOFF_MILLIS = 500;
 
+    /**
+     * The longest a loop whose last claim was held back by a limit sleeps before it claims again, so
+     * that a key's slot freed on another engine is taken within this time, not the poll interval.
+     */
+    static final long HELD_BACK_POLL_MILLIS = 100;
+
     /** Claims up to {@code limit} due tasks of {@code queue}; see {@link Leases#claim}. */
     @FunctionalInterface
     public interface Claimer {
@@ -86,6 +92,10 @@ public final class QueueWorker implements Runnable {
     private final Executor executor;
     private final RunningSet running;
     private final Execution.Wiring wiring;
+    private final java.util.function.Predicate<String> heldBack;
+    /** The last claim left due tasks behind a limit: a task finishing here may let one start. */
+    private volatile boolean wakeOnRelease;
+
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean claiming = true;
     private Thread thread;
@@ -106,6 +116,8 @@ public final class QueueWorker implements Runnable {
      * @param executor runs the handlers
      * @param running the engine's tracked executions, which this loop adds to and removes from
      * @param wiring what the executions it creates share
+     * @param heldBack whether the last claim from a queue left due tasks behind a limit (see {@link
+     *     Leases#heldBack})
      */
     public QueueWorker(
             String queue,
@@ -114,7 +126,9 @@ public final class QueueWorker implements Runnable {
             Claimer claimer,
             Executor executor,
             RunningSet running,
-            Execution.Wiring wiring) {
+            Execution.Wiring wiring,
+            java.util.function.Predicate<String> heldBack) {
+        this.heldBack = heldBack;
         this.queue = queue;
         this.slots = slots;
         this.config = config;
@@ -191,7 +205,7 @@ public final class QueueWorker implements Runnable {
             }
             int after = room();
             int worthwhile = worthwhileClaim();
-            wake = before <= 0 || (before < worthwhile && after >= worthwhile);
+            wake = before <= 0 || (before < worthwhile && after >= worthwhile) || wakeOnRelease;
         }
         if (next != null) {
             dispatch(next);
@@ -265,8 +279,12 @@ public final class QueueWorker implements Runnable {
             lastClaim = System.nanoTime();
             start(claimed);
             busy = claimed.size() == wanted;
+            boolean held = heldBack.test(queue);
+            wakeOnRelease = held;
             if (!busy) {
-                sleep(poll.toMillis());
+                // Held back by a limit: a task finishing here wakes the loop; one finishing on
+                // another engine is found within the shorter held-back poll.
+                sleep(held ? Math.min(poll.toMillis(), HELD_BACK_POLL_MILLIS) : poll.toMillis());
             }
         }
     }

@@ -20,7 +20,7 @@ public interface Dialect {
             + " reference, payload, run_at, lease_owner, lease_token, lease_expires_at, cancel_requested,"
             + " created_at, updated_at, started_at, finished_at, last_error, backoff, backoff_initial_ms,"
             + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms, trace_parent,"
-            + " workflow_id";
+            + " concurrency_key, workflow_id";
 
     /** @return the dialect's name, also the folder of its migrations */
     String name();
@@ -214,9 +214,9 @@ public interface Dialect {
      * parsing and planning a new multi-row VALUES for each batch size. Binds arrays, one
      * element per task, in this order: queue, kind, name, reference, payload, priority, max attempts,
      * backoff, backoff initial (ms), backoff max (ms), backoff multiplier, backoff jitter, timeout
-     * (ms, null for none), trace parent, run at as whole seconds since the Unix epoch and the
+     * (ms, null for none), trace parent, concurrency key, run at as whole seconds since the Unix epoch and the
      * microseconds after them (both null for now plus the next array's delay), and run after (ms).
-     * Seventeen arrays in all. Rows are inserted, and their identity values drawn, in array order;
+     * Eighteen arrays in all. Rows are inserted, and their identity values drawn, in array order;
      * the statement returns {@link #GENERATED_COLUMNS} of each.
      *
      * @return the statement, or empty to insert with a multi-row VALUES
@@ -410,6 +410,16 @@ public interface Dialect {
 
     /** The claim order: priority first, then due time, then age. */
     String CLAIM_ORDER = "priority DESC, run_at, id";
+
+    /**
+     * The ORDER BY of a query for due tasks of one queue, in {@link #CLAIM_ORDER}, written so that the
+     * database reads the claim index in order rather than sorting the due backlog.
+     *
+     * @return the order
+     */
+    default String claimOrder() {
+        return CLAIM_ORDER;
+    }
 
     /**
      * How a task search matches the value at a payload path in SQL: with the database's JSON

@@ -58,6 +58,12 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
+    public String claimOrder() {
+        // H2 reads in index order only when the ORDER BY is a prefix of the index; see claim().
+        return "queue, status, " + CLAIM_ORDER;
+    }
+
+    @Override
     public <T> List<T> claim(
             Connection c,
             String queue,

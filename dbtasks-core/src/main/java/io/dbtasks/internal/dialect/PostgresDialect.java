@@ -267,19 +267,20 @@ public final class PostgresDialect implements Dialect {
     public Optional<String> insertManySql() {
         return Optional.of("INSERT INTO dbtasks_task (queue, kind, name, reference, payload, status, priority, attempt,"
                 + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter,"
-                + " timeout_ms, trace_parent, run_at, created_at, updated_at)"
+                + " timeout_ms, trace_parent, concurrency_key, run_at, created_at, updated_at)"
                 + " SELECT queue, kind, name, reference, payload, " + Dialect.status(TaskStatus.PENDING)
                 + ", priority, 0, max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms,"
                 // to_timestamp multiplies in double precision: whole millions of seconds and the rest
                 // apart keep every product exact, whatever the year.
-                + " trace_parent, COALESCE(to_timestamp(run_at_s - run_at_s % 1000000)"
+                + " trace_parent, concurrency_key, COALESCE(to_timestamp(run_at_s - run_at_s % 1000000)"
                 + " + (run_at_s % 1000000) * INTERVAL '1 second' + run_at_us * INTERVAL '1 microsecond',"
                 + " clock_timestamp() + after_ms * INTERVAL '1 millisecond'),"
                 + " statement_timestamp(), statement_timestamp()"
                 + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::integer[],"
-                + " ?::text[], ?::bigint[], ?::bigint[], ?::float8[], ?::float8[], ?::bigint[], ?::text[], ?::bigint[],"
-                + " ?::integer[], ?::bigint[]) WITH ORDINALITY AS r(queue, kind, name, reference, payload, priority,"
-                + " max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms, trace_parent, run_at_s,"
+                + " ?::text[], ?::bigint[], ?::bigint[], ?::float8[], ?::float8[], ?::bigint[], ?::text[], ?::text[],"
+                + " ?::bigint[], ?::integer[], ?::bigint[]) WITH ORDINALITY AS r(queue, kind, name, reference, payload,"
+                + " priority, max_attempts, backoff, initial_ms, max_ms, multiplier, jitter, timeout_ms, trace_parent,"
+                + " concurrency_key, run_at_s,"
                 + " run_at_us, after_ms, ord)"
                 + " ORDER BY ord RETURNING " + GENERATED_COLUMNS);
     }

@@ -103,9 +103,9 @@ public final class Enqueuer {
         this.wake = wake;
         this.insertPrefix = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, name, reference, payload, status,"
                 + " priority, attempt, max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
-                + " backoff_jitter, timeout_ms, trace_parent, run_at, created_at, updated_at) VALUES ";
+                + " backoff_jitter, timeout_ms, trace_parent, concurrency_key, run_at, created_at, updated_at) VALUES ";
         this.valuesRow = "(?, ?, ?, ?, ?, ?, " + Dialect.status(TaskStatus.PENDING)
-                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
+                + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.statementTime() + ", " + dialect.statementTime() + ")";
         this.insertSql = insertPrefix + valuesRow;
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
@@ -731,7 +731,9 @@ public final class Enqueuer {
                 null,
                 null,
                 null,
-                r.traceParent());
+                r.traceParent(),
+                r.concurrencyKey(),
+                null);
     }
 
     /** Binds the arrays of {@link Dialect#insertManySql()}, one element per request, in its order. */
@@ -751,6 +753,7 @@ public final class Enqueuer {
         Double[] jitters = new Double[n];
         Long[] timeouts = new Long[n];
         String[] traceParents = new String[n];
+        String[] concurrencyKeys = new String[n];
         Long[] runAtSeconds = new Long[n];
         Integer[] runAtMicros = new Integer[n];
         Long[] runAfters = new Long[n];
@@ -772,6 +775,7 @@ public final class Enqueuer {
             jitters[k] = policy.jitter();
             timeouts[k] = timeout == null ? null : timeout.toMillis();
             traceParents[k] = r.traceParent();
+            concurrencyKeys[k] = r.concurrencyKey();
             if (r.runAt() != null) {
                 // Rounded to the microsecond as the driver rounds a bound timestamp; 1,000,000 carries.
                 runAtSeconds[k] = r.runAt().getEpochSecond();
@@ -794,6 +798,7 @@ public final class Enqueuer {
         ps.setArray(i++, c.createArrayOf("float8", jitters));
         ps.setArray(i++, c.createArrayOf("bigint", timeouts));
         ps.setArray(i++, c.createArrayOf("text", traceParents));
+        ps.setArray(i++, c.createArrayOf("text", concurrencyKeys));
         ps.setArray(i++, c.createArrayOf("bigint", runAtSeconds));
         ps.setArray(i++, c.createArrayOf("integer", runAtMicros));
         ps.setArray(i, c.createArrayOf("bigint", runAfters));
@@ -823,6 +828,7 @@ public final class Enqueuer {
             ps.setLong(i++, timeout.toMillis());
         }
         ps.setString(i++, r.traceParent());
+        ps.setString(i++, r.concurrencyKey());
         dialect.setInstant(ps, i++, r.runAt());
         ps.setLong(i++, r.runAfter() != null ? r.runAfter().toMillis() : 0L);
         return i;

@@ -9,6 +9,7 @@ import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.limit.LimitSet;
 import io.dbtasks.internal.query.TaskRows;
 import io.dbtasks.internal.support.EngineConfig;
 import io.dbtasks.internal.support.Events;
@@ -54,16 +55,31 @@ public final class Leases {
     private final Dependents dependents;
     /** Binds: lease millis, id, token. */
     private final TaskUpdate renew;
+    /** The limits of a queue, read at each claim. */
+    private final java.util.function.Function<String, LimitSet> limits;
+
+    private final KeyedClaim keyedClaim;
+
     /** What this engine can run, read at each claim. */
     private final java.util.function.Supplier<Claimable> claimable;
 
-    /** Leases that claim tasks of any kind. */
+    /** Leases that claim tasks of any kind, in queues without limits. */
     public Leases(Jdbc jdbc, Dialect dialect, Attempts attempts, EngineConfig config, Events events) {
-        this(jdbc, dialect, attempts, config, events, () -> Claimable.ANY, new Dependents(dialect, queue -> {}));
+        this(
+                jdbc,
+                dialect,
+                attempts,
+                config,
+                events,
+                () -> Claimable.ANY,
+                queue -> LimitSet.NONE,
+                new Dependents(dialect, queue -> {}));
     }
 
     /**
      * @param claimable what this engine can run, read at each claim; a claim takes nothing else
+     * @param limits the limits of a queue, read at each claim; a queue with any claims within them
+     *     (see {@link KeyedClaim})
      * @param dependents what a workflow step's end does to its dependents
      */
     public Leases(
@@ -73,8 +89,11 @@ public final class Leases {
             EngineConfig config,
             Events events,
             java.util.function.Supplier<Claimable> claimable,
+            java.util.function.Function<String, LimitSet> limits,
             Dependents dependents) {
         this.claimable = claimable;
+        this.limits = limits;
+        this.keyedClaim = new KeyedClaim(dialect);
         this.dependents = dependents;
         this.events = events;
         this.update = new TaskUpdate(dialect);
@@ -98,16 +117,62 @@ public final class Leases {
         if (what.nothing()) {
             return List.of();
         }
-        // A claim rolled back as a deadlock victim or a Galera certification failure committed nothing:
-        // it runs again at once, rather than a poll interval later.
-        List<TaskRows.Claimed> claimed = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
-                "Claim from queue " + queue,
-                c -> dialect.claim(
-                        c, queue, what, limit, config.workerId(), config.lease().toMillis(), rows::claimed)));
+        LimitSet queueLimits = limits.apply(queue);
+        if (queueLimits.isEmpty()) {
+            heldBack.remove(queue);
+        }
+        List<TaskRows.Claimed> claimed = queueLimits.isEmpty()
+                // A claim rolled back as a deadlock victim or a Galera certification failure committed
+                // nothing: it runs again at once, rather than a poll interval later.
+                ? Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
+                        "Claim from queue " + queue,
+                        c -> dialect.claim(
+                                c,
+                                queue,
+                                what,
+                                limit,
+                                config.workerId(),
+                                config.lease().toMillis(),
+                                rows::claimed)))
+                : keyed(
+                        queue,
+                        Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
+                                "Claim from queue " + queue + " within its limits",
+                                c -> keyedClaim.claim(
+                                        c,
+                                        queue,
+                                        what,
+                                        queueLimits,
+                                        limit,
+                                        config.workerId(),
+                                        config.lease().toMillis(),
+                                        rows::claimed))));
         for (TaskRows.Claimed c : claimed) {
             events.task(TaskEvent.Type.CLAIMED, c.task(), null);
         }
         return claimed;
+    }
+
+    /** Queues whose last claim left due tasks behind a limit. */
+    private final Set<String> heldBack = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private List<TaskRows.Claimed> keyed(String queue, KeyedClaim.Result<TaskRows.Claimed> result) {
+        if (result.heldBack()) {
+            heldBack.add(queue);
+        } else {
+            heldBack.remove(queue);
+        }
+        return result.rows();
+    }
+
+    /**
+     * @param queue a queue
+     * @return whether this engine's last claim from it left due tasks behind a limit: a claim that
+     *     came back short did not drain the queue, and one may succeed as soon as a task of a key
+     *     finishes
+     */
+    public boolean heldBack(String queue) {
+        return heldBack.contains(queue);
     }
 
     /**

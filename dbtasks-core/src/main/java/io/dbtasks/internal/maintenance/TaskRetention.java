@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * database clock. After each batch the sweep pauses as long as the batch took, so it takes at
  * most about half of the database time it could and leaves the rest to claims and completions
  * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md).
+ *
+ * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
+ * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
+ * for a later sweep, so the sweep never makes a claim wait, and a claim that finds a row gone creates
+ * it again.
  */
 public final class TaskRetention {
     static final String LOCK = "dbtasks.retention";
@@ -79,7 +84,10 @@ public final class TaskRetention {
         }
     }
 
-    /** @return rows deleted: tasks (attempts not counted), guards, inbox records */
+    /**
+     * @return rows deleted: tasks (attempts not counted), guards, inbox records; the rows of idle
+     *     concurrency keys are deleted too but not counted
+     */
     public long sweep() {
         long start = System.nanoTime();
         long tasks = 0;
@@ -91,12 +99,15 @@ public final class TaskRetention {
         tasks += deleteWorkflows();
         int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
         int inboxRows = inboxAge.isZero() ? 0 : inbox.deleteOlderThan(inboxAge);
-        if (tasks + guardRows + inboxRows > 0) {
+        int keyRows = deleteIdleKeys();
+        if (tasks + guardRows + inboxRows + keyRows > 0) {
             log.info(
-                    "dbtasks retention deleted {} finished task(s), {} run-once guard(s), {} inbox record(s) in {} ms",
+                    "dbtasks retention deleted {} finished task(s), {} run-once guard(s), {} inbox record(s),"
+                            + " {} idle concurrency key(s) in {} ms",
                     tasks,
                     guardRows,
                     inboxRows,
+                    keyRows,
                     (System.nanoTime() - start) / 1_000_000);
         }
         return tasks + guardRows + inboxRows;
@@ -281,6 +292,55 @@ public final class TaskRetention {
             if (found == Retention.BATCH) {
                 pause(System.nanoTime() - batchStart);
             }
+        } while (found == Retention.BATCH);
+        return total;
+    }
+
+    /**
+     * Deletes the rows of concurrency keys with no PENDING or RUNNING task, in batches; rows another
+     * transaction holds (a claim of the key) are skipped. A task of the key enqueued meanwhile is
+     * safe: no claim starts it without the key's row, which the claim creates again.
+     *
+     * @return how many rows were deleted
+     */
+    int deleteIdleKeys() {
+        String idle = " NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE t.concurrency_key = k.concurrency_key"
+                + " AND t.queue = k.queue AND t.status IN ('" + TaskStatus.PENDING.name() + "', '"
+                + TaskStatus.RUNNING.name() + "'))";
+        String select = "SELECT k.queue, k.concurrency_key FROM dbtasks_concurrency_key k WHERE" + idle + " LIMIT ?"
+                + dialect.forUpdateSkipLocked();
+        String delete = "DELETE FROM dbtasks_concurrency_key WHERE queue = ? AND concurrency_key = ?";
+        int total = 0;
+        int found;
+        do {
+            int[] batch = jdbc.inTransaction("Retention of idle concurrency keys", c -> {
+                dialect.readCommittedTransaction(c);
+                List<String[]> keys = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(select)) {
+                    ps.setInt(1, Retention.BATCH);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            keys.add(new String[] {rs.getString(1), rs.getString(2)});
+                        }
+                    }
+                }
+                int deleted = 0;
+                if (!keys.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement(delete)) {
+                        for (String[] k : keys) {
+                            ps.setString(1, k[0]);
+                            ps.setString(2, k[1]);
+                            ps.addBatch();
+                        }
+                        for (int n : ps.executeBatch()) {
+                            deleted += n == PreparedStatement.SUCCESS_NO_INFO ? 1 : n;
+                        }
+                    }
+                }
+                return new int[] {keys.size(), deleted};
+            });
+            found = batch[0];
+            total += batch[1];
         } while (found == Retention.BATCH);
         return total;
     }

@@ -45,6 +45,7 @@ public final class TaskRows {
                 dialect.getInstant(rs, "finished_at"),
                 rs.getString("last_error"),
                 rs.getString("trace_parent"),
+                rs.getString("concurrency_key"),
                 workflowId(rs));
     }
 

@@ -55,7 +55,7 @@ public final class TaskSearches {
 
     private static final String SUMMARY_COLUMNS = "id, queue, kind, status, attempt, max_attempts,"
             + " idempotency_key, reference, run_at, created_at, finished_at, last_error, cancel_requested,"
-            + " lease_owner";
+            + " lease_owner, concurrency_key";
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final Jdbc jdbc;
@@ -252,6 +252,10 @@ public final class TaskSearches {
             w.add("idempotency_key = ?");
             args.add(q.key());
         }
+        if (q.concurrencyKey() != null) {
+            w.add("concurrency_key = ?");
+            args.add(q.concurrencyKey());
+        }
         if (q.reference() != null) {
             w.add("reference = ?");
             args.add(q.reference());
@@ -396,7 +400,8 @@ public final class TaskSearches {
                 dialect.getInstant(rs, "finished_at"),
                 rs.getString("last_error"),
                 rs.getBoolean("cancel_requested"),
-                rs.getString("lease_owner"));
+                rs.getString("lease_owner"),
+                rs.getString("concurrency_key"));
     }
 
     // --- overview ---------------------------------------------------------------------------------

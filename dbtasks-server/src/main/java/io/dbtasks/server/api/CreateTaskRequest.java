@@ -19,6 +19,8 @@ import tools.jackson.databind.JsonNode;
  * @param reference a business reference, or {@code null}
  * @param returnExisting true to get the existing task (200) when {@code idempotencyKey} is taken by a
  *     task of another kind or payload, instead of 422; {@code null} for false
+ * @param concurrencyKey the key concurrency limits count the task by (a tenant, a customer; see
+ *     {@code /api/limits}), or {@code null} for none
  */
 public record CreateTaskRequest(
         String kind,
@@ -30,4 +32,5 @@ public record CreateTaskRequest(
         String idempotencyKey,
         String name,
         String reference,
-        Boolean returnExisting) {}
+        Boolean returnExisting,
+        String concurrencyKey) {}

@@ -129,6 +129,7 @@ public class TaskController {
         TextChecks.check("idempotencyKey", body.idempotencyKey());
         TextChecks.check("name", body.name());
         TextChecks.check("reference", body.reference());
+        TextChecks.check("concurrencyKey", body.concurrencyKey());
         TextChecks.check("payload", body.payload());
         checkRunAt("runAt", body.runAt());
         JsonNode payload = body.payload() == null || body.payload().isNull() ? null : body.payload();
@@ -233,7 +234,8 @@ public class TaskController {
                     .runAt(body.runAt())
                     .idempotencyKey(body.idempotencyKey() != null ? body.idempotencyKey() : derivedKey)
                     .name(body.name())
-                    .reference(body.reference());
+                    .reference(body.reference())
+                    .concurrencyKey(body.concurrencyKey());
             if (body.priority() != null) {
                 b.priority(body.priority());
             }
@@ -257,7 +259,12 @@ public class TaskController {
             description = "Payload hidden (null, payloadOmitted) from viewers when configured.")
     @GetMapping("/tasks/{id}")
     public TaskResponse get(@PathVariable long id) {
-        return response(find(id));
+        Task task = find(id);
+        return response(task)
+                .withWaitReason(
+                        task.status() == io.dbtasks.TaskStatus.PENDING && task.concurrencyKey() != null
+                                ? dbTasks.limits().waitReason(id).orElse(null)
+                                : null);
     }
 
     /**

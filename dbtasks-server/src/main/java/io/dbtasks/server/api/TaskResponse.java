@@ -33,6 +33,10 @@ import tools.jackson.databind.json.JsonMapper;
  * @param cancelRequested whether cancellation of a running task was asked for
  * @param payloadOmitted whether {@code payload} is {@code null} because it was left out: hidden from
  *     a viewer, or too long for a list without {@code include=payload}
+ * @param concurrencyKey the key concurrency limits count it by, or {@code null}
+ * @param waitReason why a PENDING task is held back by its key's limit, such as {@code waiting for
+ *     limit of key k: 3/3 running}; {@code null} when it is not, and in lists (the single-task view
+ *     reads it)
  */
 public record TaskResponse(
         long id,
@@ -56,7 +60,41 @@ public record TaskResponse(
         Long fencingToken,
         Instant leaseExpiresAt,
         boolean cancelRequested,
-        boolean payloadOmitted) {
+        boolean payloadOmitted,
+        String concurrencyKey,
+        String waitReason) {
+
+    /**
+     * @param reason why the task is held back by a limit, or {@code null}
+     * @return this response with that reason
+     */
+    TaskResponse withWaitReason(String reason) {
+        return new TaskResponse(
+                id,
+                kind,
+                queue,
+                status,
+                priority,
+                attempt,
+                maxAttempts,
+                idempotencyKey,
+                name,
+                reference,
+                payload,
+                runAt,
+                createdAt,
+                updatedAt,
+                startedAt,
+                finishedAt,
+                lastError,
+                leaseOwner,
+                fencingToken,
+                leaseExpiresAt,
+                cancelRequested,
+                payloadOmitted,
+                concurrencyKey,
+                reason);
+    }
 
     /**
      * @param task the task
@@ -90,6 +128,8 @@ public record TaskResponse(
                 task.fencingToken(),
                 task.leaseExpiresAt(),
                 task.cancelRequested(),
-                omitted);
+                omitted,
+                task.concurrencyKey(),
+                null);
     }
 }

@@ -109,7 +109,8 @@ public class DashboardStore {
                 t.finishedAt(),
                 abbreviate(t.lastError(), 200),
                 t.cancelRequested(),
-                t.leaseOwner());
+                t.leaseOwner(),
+                t.concurrencyKey());
     }
 
     static String abbreviate(String s, int max) {

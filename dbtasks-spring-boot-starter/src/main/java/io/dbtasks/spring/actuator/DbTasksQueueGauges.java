@@ -34,6 +34,11 @@ import org.springframework.context.SmartLifecycle;
  *       ({@code elsewhere}: a live engine of the queue can run them; {@code nowhere}: none can, and
  *       they fail after the grace period): due tasks this instance does not claim, as of its last
  *       check ({@link DbTasks#foreignTasks()}, no query of its own);
+ *   <li>{@value #KEY_TASKS} [{@code dbtasks_limit_key_tasks}], tags {@code queue}, {@code key},
+ *       {@code state} ({@code running}, {@code waiting}): tasks of each concurrency key of a queue
+ *       that has limits ({@link io.dbtasks.limit.Limits#load}, one query per such queue), for at
+ *       most {@value #MAX_KEYS_PER_QUEUE} keys per queue, those with the most tasks, so that a queue
+ *       of many tenants does not make a time series of each;
  *   <li>{@value #RUNNING_HERE} [{@code dbtasks_tasks_running}]: tasks this instance runs now;
  *   <li>{@value #DROPPED} [{@code dbtasks_events_dropped_total}]: events the metrics (or any)
  *       listener lost because it fell behind;
@@ -53,6 +58,10 @@ public class DbTasksQueueGauges implements SmartLifecycle {
     public static final String OLDEST_DUE_AGE = "dbtasks.queue.oldest.due.age";
     /** Gauge of due tasks this instance leaves to other engines, by queue and whether one can run them. */
     public static final String FOREIGN = "dbtasks.queue.foreign";
+    /** Gauge of tasks by queue, concurrency key and state, in queues with limits. */
+    public static final String KEY_TASKS = "dbtasks.limit.key.tasks";
+    /** The most concurrency keys of one queue with gauges of their own. */
+    public static final int MAX_KEYS_PER_QUEUE = 100;
     /** Gauge of tasks running on this instance. */
     public static final String RUNNING_HERE = "dbtasks.tasks.running";
     /** Function counter of dropped events. */
@@ -66,6 +75,7 @@ public class DbTasksQueueGauges implements SmartLifecycle {
     private final MeterRegistry registry;
     private final Duration interval;
     private final Map<String, AtomicLong> values = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> keyValues = new ConcurrentHashMap<>();
     private ScheduledExecutorService scheduler;
 
     /**
@@ -110,6 +120,25 @@ public class DbTasksQueueGauges implements SmartLifecycle {
                 String[] parts = key.split("\u0000", -1);
                 value(FOREIGN, parts[0], parts[1]).set(n);
             });
+            Set<String> keys = new HashSet<>();
+            for (String queue : dbTasks.limits().list().stream()
+                    .map(io.dbtasks.limit.Limit::queue)
+                    .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new))) {
+                dbTasks.limits().load(queue).stream()
+                        .sorted(java.util.Comparator.comparingLong(
+                                        (io.dbtasks.limit.KeyLoad l) -> l.running() + l.waiting())
+                                .reversed())
+                        .limit(MAX_KEYS_PER_QUEUE)
+                        .forEach(l -> {
+                            keys.add(keyValue(queue, l.key(), "running", l.running()));
+                            keys.add(keyValue(queue, l.key(), "waiting", l.waiting()));
+                        });
+            }
+            keyValues.forEach((key, v) -> {
+                if (!keys.contains(key)) {
+                    v.set(0);
+                }
+            });
             values.forEach((key, v) -> {
                 if (key.startsWith(FOREIGN + "\u0000")) {
                     String[] parts = key.split("\u0000", -1);
@@ -125,6 +154,22 @@ public class DbTasksQueueGauges implements SmartLifecycle {
         } catch (RuntimeException e) {
             log.warn("dbtasks queue gauges not refreshed: {}", e.getMessage());
         }
+    }
+
+    /** Sets the gauge of one key and state, registering it on first use; returns its map key. */
+    private String keyValue(String queue, String key, String state, long n) {
+        String id = queue + "\u0000" + key + "\u0000" + state;
+        keyValues
+                .computeIfAbsent(id, k -> {
+                    AtomicLong v = new AtomicLong();
+                    Gauge.builder(KEY_TASKS, v, AtomicLong::get)
+                            .tags(Tags.of("queue", queue, "key", key, "state", state))
+                            .description("Tasks of a concurrency key by state, in queues with limits")
+                            .register(registry);
+                    return v;
+                })
+                .set(n);
+        return id;
     }
 
     private AtomicLong value(String name, String queue, String state) {

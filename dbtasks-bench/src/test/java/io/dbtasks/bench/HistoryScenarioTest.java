@@ -1,0 +1,129 @@
+package io.dbtasks.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.testing.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The history loader writes finished tasks and attempts in the stated proportions and time spread,
+ * and the history scenario at smoke size reports both burn-downs, every read and a retention sweep
+ * that removed the oldest day. No timing is asserted.
+ */
+class HistoryScenarioTest {
+    private static final String H2_URL = "jdbc:h2:mem:dbtasks_bench_history;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
+
+    @TempDir
+    Path out;
+
+    private TestDatabase db;
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void loaderWritesFinishedTasksAndAttemptsInProportion(TestDatabase db) throws Exception {
+        Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
+        this.db = db;
+        DataSource ds = db.dataSource();
+        DbTasks.builder(ds).workers(false).build().close();
+        db.clear();
+
+        long attempts = new HistoryLoader(ds, Database.of(db.url())).load(1000);
+
+        assertThat(attempts).as("900 + 90 retried successes + 3 x 70 failures").isEqualTo(1200);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_attempt")).isEqualTo(1200);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'"))
+                .isEqualTo(900);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE status = 'FAILED' AND last_error IS NOT NULL"))
+                .isEqualTo(70);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE status = 'CANCELLED' AND attempt = 0"))
+                .isEqualTo(30);
+        assertThat(count(ds, "SELECT COUNT(DISTINCT queue) FROM dbtasks_task")).isEqualTo(HistoryLoader.QUEUES);
+        assertThat(count(ds, "SELECT COUNT(DISTINCT kind) FROM dbtasks_task")).isEqualTo(HistoryLoader.KINDS);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE idempotency_key IS NOT NULL"))
+                .isEqualTo(200);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE reference IS NOT NULL"))
+                .isEqualTo(333);
+        assertThat(count(
+                        ds,
+                        "SELECT COUNT(*) FROM dbtasks_attempt a JOIN dbtasks_task t ON t.id = a.task_id"
+                                + " WHERE a.attempt = t.attempt AND a.outcome <> t.status"))
+                .as("the last attempt carries the task's outcome")
+                .isZero();
+        Database d = Database.of(db.url());
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE finished_at < " + d.secondsAgo("29 * 86400")))
+                .as("the oldest of 30 days")
+                .isBetween(30L, 37L);
+        assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE finished_at > " + d.secondsAgo("86400")))
+                .as("the newest of 30 days")
+                .isBetween(30L, 37L);
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void smokeRunReportsBurnDownsReadsAndRetention(TestDatabase db) throws Exception {
+        Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
+        this.db = db;
+        int code = BenchCommand.execute(
+                "--url",
+                db == TestDatabase.H2 ? H2_URL : db.url(),
+                "--scenario",
+                "history",
+                "--smoke",
+                "--wipe",
+                "--out",
+                out.toString());
+
+        assertThat(code).isZero();
+        String id = db.name().toLowerCase(Locale.ROOT);
+        List<String> rows = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
+                .filter(l -> l.startsWith("history,"))
+                .toList();
+        assertThat(rows).filteredOn(l -> l.contains("\"history=0 W=")).hasSize(1);
+        assertThat(rows).filteredOn(l -> l.contains("of empty history")).hasSize(1);
+        assertThat(rows).filteredOn(l -> l.contains("overview: stateCounts()")).hasSize(1);
+        assertThat(rows).filteredOn(l -> l.contains("list: ")).hasSize(3);
+        assertThat(rows).filteredOn(l -> l.contains("count: ")).hasSize(1);
+        String retention = rows.stream()
+                .filter(l -> l.contains("retention of 1 of"))
+                .findFirst()
+                .orElseThrow();
+        Matcher m = Pattern.compile("(\\d+) tasks deleted").matcher(retention);
+        assertThat(m.find()).as(retention).isTrue();
+        assertThat(Long.parseLong(m.group(1)))
+                .as("about a thirtieth of 2,000 tasks")
+                .isBetween(60L, 75L);
+    }
+
+    @AfterEach
+    void clear() {
+        if (db != null) {
+            db.clear();
+        }
+    }
+
+    private static long count(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}

@@ -1,0 +1,522 @@
+package io.dbtasks.internal.lease;
+
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.dialect.Claimable;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.limit.LimitSet;
+import io.dbtasks.limit.Limit;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The claim of a queue that has limits: at most a key's limit of its tasks RUNNING at once, across
+ * every engine, decided by the database in the claim's own transaction.
+ *
+ * <p>The protocol, in one READ COMMITTED transaction:
+ *
+ * <ol>
+ *   <li>Count the queue's RUNNING tasks by key, without locks, to leave keys already at their limit
+ *       out of the candidates (so that one key's backlog does not fill the candidate window while it
+ *       cannot start anything).
+ *   <li>Read up to a few times the wanted count of due candidates in claim order.
+ *   <li>Lock the row of each limited key among them ({@code dbtasks_concurrency_key}, created on first
+ *       use), skipping rows another claim holds: that claim starts what the key has room for. Every
+ *       claim that starts a task of a key holds that row until it commits, so claims of one key take
+ *       turns on every engine, and engines that read the same candidates share out the keys instead
+ *       of queueing for them.
+ *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
+ *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
+ *       also find its oldest PENDING or RUNNING task, the only one that may start.
+ *   <li>Pick candidates round robin over keys (each key's first due task, then each key's second...),
+ *       each key up to what its limit leaves free, tasks without a key or limit freely.
+ *   <li>Claim the picked tasks still PENDING and due ({@code FOR UPDATE SKIP LOCKED}, then the
+ *       claim's update by primary key). If another engine claimed some of them first (engines read
+ *       the same candidates, and the one that waited for a key lock read them before the other
+ *       committed), read the candidates again from step 2, up to {@value #ROUNDS} rounds, keeping
+ *       the locks and counts of the keys already locked; then commit.
+ * </ol>
+ *
+ * <p>Nothing lowers a count but a task leaving RUNNING (settle, retry, rescue, hand-back), and each
+ * of those only lowers it, so none needs the key's lock: a task whose worker died still counts until
+ * the rescue moves it. A claim that loses a deadlock between key locks is rolled back and retried.
+ */
+final class KeyedClaim {
+    /** Candidates read per wanted task, so that tasks of keys at their limit leave enough others. */
+    static final int CANDIDATES_PER_TASK = 4;
+    /** How many times one claim reads candidates again when another claim took the ones it picked. */
+    static final int ROUNDS = 3;
+    /** The most candidates one claim reads. */
+    static final int MAX_CANDIDATES = 500;
+    /**
+     * The due tasks, in claim order, that a claim ranks by key: the round robin is fair among the keys
+     * of the first this many, whatever the backlog behind them.
+     */
+    static final int SCAN = 400;
+    /** Keys at their limit left out of the candidate query by name; past this many, filtered in Java. */
+    static final int MAX_EXCLUDED_KEYS = 500;
+
+    private final Dialect dialect;
+
+    KeyedClaim(Dialect dialect) {
+        this.dialect = dialect;
+    }
+
+    private record Candidate(long id, String key) {}
+
+    /**
+     * @param rows the claimed rows
+     * @param heldBack whether due tasks were left because their key was at its limit, so that the
+     *     claim may come back short while the queue is not drained
+     */
+    record Result<T>(List<T> rows, boolean heldBack) {}
+
+    /**
+     * Claims up to {@code limit} due tasks of {@code queue} within its limits; runs its own
+     * transaction on {@code c}.
+     */
+    <T> Result<T> claim(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            LimitSet limits,
+            int limit,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader)
+            throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            dialect.readCommittedTransaction(c);
+            Result<T> result = claimIn(c, queue, claimable, limits, limit, owner, leaseMillis, reader);
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.rollback();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    private <T> Result<T> claimIn(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            LimitSet limits,
+            int limit,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader)
+            throws SQLException {
+        Set<String> full = new TreeSet<>();
+        runningByKey(c, queue, null).forEach((key, n) -> {
+            Limit l = limits.forKey(key).orElse(null);
+            if (l != null && n >= l.maxRunning()) {
+                full.add(key);
+            }
+        });
+        // Set when a due task is seen left behind a limit; keys found at their limit by the first count
+        // are left out of the candidates, so whether they have due tasks is asked at the end.
+        boolean[] skipped = {false};
+        Set<String> fullAtStart = Set.copyOf(full);
+        Map<String, Integer> room = new HashMap<>(); // keys locked by this transaction: what is left
+        Map<String, Long> fifoHead = new HashMap<>();
+        List<T> rows = new ArrayList<>();
+        for (int round = 0; round < ROUNDS && rows.size() < limit; round++) {
+            int wanted = limit - rows.size();
+            room.forEach((key, free) -> {
+                if (free <= 0) {
+                    full.add(key);
+                }
+            });
+            List<Candidate> candidates = candidates(c, queue, claimable, full, wanted);
+            if (candidates.isEmpty()) {
+                break;
+            }
+            Set<String> limited = new TreeSet<>();
+            for (Candidate k : candidates) {
+                if (k.key() != null
+                        && !full.contains(k.key())
+                        && !room.containsKey(k.key())
+                        && limits.forKey(k.key()).isPresent()) {
+                    limited.add(k.key());
+                }
+            }
+            if (!limited.isEmpty()) {
+                Set<String> busy = lockKeys(c, queue, limited);
+                if (!busy.isEmpty()) {
+                    // Another claim holds them and starts what they have room for; leave them to it.
+                    limited.removeAll(busy);
+                    full.addAll(busy);
+                    skipped[0] = true;
+                }
+            }
+            if (!limited.isEmpty()) {
+                Map<String, Long> running = runningByKey(c, queue, limited);
+                Set<String> fifo = new TreeSet<>();
+                for (String key : limited) {
+                    Limit l = limits.forKey(key).orElseThrow();
+                    room.put(key, (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L)));
+                    if (l.fifo()) {
+                        fifo.add(key);
+                    }
+                }
+                if (!fifo.isEmpty()) {
+                    fifoHead.putAll(oldestUnfinished(c, queue, fifo));
+                    candidates = withDueHeads(c, queue, claimable, candidates, fifoHead);
+                }
+            }
+            List<Candidate> picked = pick(candidates, full, limits, room, fifoHead, wanted, skipped);
+            if (picked.isEmpty()) {
+                break;
+            }
+            Set<Long> got = new HashSet<>();
+            rows.addAll(claimIds(c, picked.stream().map(Candidate::id).toList(), owner, leaseMillis, reader, got));
+            if (got.size() == picked.size()) {
+                break; // nothing lost to another claim: a further round would find what this one left
+            }
+            for (Candidate k : picked) {
+                if (!got.contains(k.id()) && k.key() != null && room.containsKey(k.key())) {
+                    room.merge(k.key(), 1, Integer::sum); // picked, but not started here
+                }
+            }
+            // Another engine claimed some of the picked tasks first (its candidates were ours):
+            // read the candidates again, now that its claim is visible, and give back the room.
+            // Tasks claimed by the other engine count in the next round's counts of newly locked
+            // keys; keys locked here keep what this transaction left them, and a FIFO key its head
+            // (no other claim can start a task of a key this transaction holds).
+        }
+        if (!skipped[0] && rows.size() < limit && !fullAtStart.isEmpty()) {
+            skipped[0] = anyDue(c, queue, claimable, fullAtStart);
+        }
+        return new Result<>(rows, skipped[0]);
+    }
+
+    /** Whether a due task of any of {@code keys} (the first {@value #MAX_EXCLUDED_KEYS}) exists. */
+    private boolean anyDue(Connection c, String queue, Claimable claimable, Set<String> keys) throws SQLException {
+        List<String> some = keys.stream().limit(MAX_EXCLUDED_KEYS).toList();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id FROM dbtasks_task WHERE "
+                + dialect.dueCondition(claimable) + " AND concurrency_key IN (" + marks(some.size()) + ") LIMIT 1")) {
+            int i = dialect.bindDue(ps, 1, queue, claimable);
+            for (String k : some) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /** RUNNING tasks of the queue by key: every key, or only {@code keys}. */
+    private Map<String, Long> runningByKey(Connection c, String queue, Set<String> keys) throws SQLException {
+        String sql = "SELECT concurrency_key, COUNT(*) FROM dbtasks_task WHERE status = "
+                + Dialect.status(TaskStatus.RUNNING) + " AND queue = ? AND "
+                + (keys == null ? "concurrency_key IS NOT NULL" : "concurrency_key IN (" + marks(keys.size()) + ")")
+                + " GROUP BY concurrency_key";
+        Map<String, Long> counts = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            ps.setString(i++, queue);
+            if (keys != null) {
+                for (String k : keys) {
+                    ps.setString(i++, k);
+                }
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    counts.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        return counts;
+    }
+
+    private List<Candidate> candidates(Connection c, String queue, Claimable claimable, Set<String> full, int limit)
+            throws SQLException {
+        List<String> excluded = full.stream().limit(MAX_EXCLUDED_KEYS).toList();
+        String sql = "SELECT id, concurrency_key FROM (SELECT id, concurrency_key, priority, run_at, ROW_NUMBER()"
+                + " OVER (PARTITION BY concurrency_key ORDER BY " + Dialect.CLAIM_ORDER + ") AS key_rank"
+                + " FROM (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
+                + dialect.dueCondition(claimable)
+                + (excluded.isEmpty()
+                        ? ""
+                        : " AND (concurrency_key IS NULL OR concurrency_key NOT IN (" + marks(excluded.size()) + "))")
+                + " ORDER BY " + dialect.claimOrder() + " LIMIT ?) due) ranked"
+                + " WHERE key_rank <= ? ORDER BY key_rank, " + Dialect.CLAIM_ORDER + " LIMIT ?";
+        List<Candidate> candidates = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = dialect.bindDue(ps, 1, queue, claimable);
+            for (String k : excluded) {
+                ps.setString(i++, k);
+            }
+            ps.setInt(i++, SCAN);
+            ps.setInt(i++, limit);
+            ps.setInt(i, Math.min(MAX_CANDIDATES, Math.max(limit, limit * CANDIDATES_PER_TASK)));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    candidates.add(new Candidate(rs.getLong(1), rs.getString(2)));
+                }
+            }
+        }
+        return candidates;
+    }
+
+    /**
+     * Locks the row of each key that no other transaction holds, creating the missing ones. Existing
+     * rows are locked in one statement that skips those held elsewhere (another claim of the key, which
+     * starts what the key has room for); a new row is locked by its insert.
+     *
+     * @return the keys another transaction holds, not locked here
+     */
+    private Set<String> lockKeys(Connection c, String queue, Set<String> keys) throws SQLException {
+        Set<String> found = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ")"
+                + dialect.forUpdateSkipLocked())) {
+            int i = 1;
+            ps.setString(i++, queue);
+            for (String k : keys) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.add(rs.getString(1));
+                }
+            }
+        }
+        Set<String> existing = existingKeys(c, queue, keys, found);
+        Set<String> busy = new HashSet<>();
+        for (String key : keys) {
+            if (found.contains(key)) {
+                continue;
+            }
+            if (existing.contains(key)) {
+                busy.add(key);
+                continue;
+            }
+            boolean inserted;
+            try (PreparedStatement ps =
+                    c.prepareStatement("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)"
+                            + dialect.onConflictDoNothing())) {
+                ps.setString(1, queue);
+                ps.setString(2, key);
+                inserted = dialect.insertIfAbsent(ps);
+            }
+            if (!inserted) { // created meanwhile by another claim: lock it as it stands
+                try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                        + " WHERE queue = ? AND concurrency_key = ?" + dialect.forUpdate())) {
+                    ps.setString(1, queue);
+                    ps.setString(2, key);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) {
+                            throw new SQLException("the row of concurrency key " + key + " vanished", "40001");
+                        }
+                    }
+                }
+            }
+        }
+        return busy;
+    }
+
+    /** Which of {@code keys} not in {@code locked} have a row (held by another transaction). */
+    private static Set<String> existingKeys(Connection c, String queue, Set<String> keys, Set<String> locked)
+            throws SQLException {
+        List<String> rest = keys.stream().filter(k -> !locked.contains(k)).toList();
+        Set<String> existing = new HashSet<>();
+        if (rest.isEmpty()) {
+            return existing;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                + " WHERE queue = ? AND concurrency_key IN (" + marks(rest.size()) + ")")) {
+            int i = 1;
+            ps.setString(i++, queue);
+            for (String k : rest) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    existing.add(rs.getString(1));
+                }
+            }
+        }
+        return existing;
+    }
+
+    /** The id of each key's oldest PENDING or RUNNING task, the only one a FIFO key may start. */
+    private Map<String, Long> oldestUnfinished(Connection c, String queue, Set<String> keys) throws SQLException {
+        Map<String, Long> heads = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, MIN(id) FROM dbtasks_task"
+                + " WHERE concurrency_key IN (" + marks(keys.size()) + ") AND status IN ("
+                + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
+                + " AND queue = ? GROUP BY concurrency_key")) {
+            int i = 1;
+            for (String k : keys) {
+                ps.setString(i++, k);
+            }
+            ps.setString(i, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    heads.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        return heads;
+    }
+
+    /**
+     * The candidates with each FIFO key's head in front, if it is due and not among them (a key's
+     * candidates are its first tasks in claim order, which puts priority before enqueue order).
+     */
+    private List<Candidate> withDueHeads(
+            Connection c, String queue, Claimable claimable, List<Candidate> candidates, Map<String, Long> heads)
+            throws SQLException {
+        Set<Long> have = new HashSet<>();
+        candidates.forEach(k -> have.add(k.id()));
+        List<Long> missing =
+                heads.values().stream().filter(id -> !have.contains(id)).toList();
+        if (missing.isEmpty()) {
+            return candidates;
+        }
+        List<Candidate> all = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, concurrency_key FROM dbtasks_task WHERE "
+                + dialect.dueCondition(claimable) + " AND id IN (" + marks(missing.size()) + ")")) {
+            int i = dialect.bindDue(ps, 1, queue, claimable);
+            for (Long id : missing) {
+                ps.setLong(i++, id);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    all.add(new Candidate(rs.getLong(1), rs.getString(2)));
+                }
+            }
+        }
+        all.addAll(candidates);
+        return all;
+    }
+
+    /**
+     * Round robin over keys: each key's tasks keep their claim order, and the n-th task of every key
+     * comes before the (n+1)-th of any, so a key with a long backlog takes its share of a claim and
+     * no more while others have due tasks. Tasks without a key each count as a key of their own.
+     */
+    private static List<Candidate> pick(
+            List<Candidate> candidates,
+            Set<String> full,
+            LimitSet limits,
+            Map<String, Integer> room,
+            Map<String, Long> fifoHead,
+            int limit,
+            boolean[] skipped) {
+        Map<Object, List<Candidate>> byKey = new LinkedHashMap<>();
+        for (Candidate k : candidates) {
+            if (k.key() != null && full.contains(k.key())) {
+                skipped[0] = true;
+                continue; // at its limit (more keys than the query left out by name)
+            }
+            Object group = k.key() == null || limits.forKey(k.key()).isEmpty() ? (Object) k.id() : k.key();
+            byKey.computeIfAbsent(group, g -> new ArrayList<>()).add(k);
+        }
+        List<Candidate> picked = new ArrayList<>(limit);
+        Map<String, Integer> left = room; // what each locked key has left, taken as tasks are picked
+        for (int rank = 0; picked.size() < limit; rank++) {
+            boolean any = false;
+            for (List<Candidate> tasks : byKey.values()) {
+                if (rank >= tasks.size() || picked.size() >= limit) {
+                    continue;
+                }
+                any = true;
+                Candidate k = tasks.get(rank);
+                Integer free = k.key() == null ? null : left.get(k.key());
+                if (free != null) {
+                    Long head = fifoHead.get(k.key());
+                    if (free <= 0 || (head != null && head != k.id())) {
+                        skipped[0] = true;
+                        continue;
+                    }
+                    left.put(k.key(), free - 1);
+                }
+                picked.add(k);
+            }
+            if (!any) {
+                break;
+            }
+        }
+        return picked;
+    }
+
+    /** Claims those of {@code ids} still PENDING and due, in this transaction. */
+    private <T> List<T> claimIds(
+            Connection c,
+            List<Long> ids,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader,
+            Set<Long> claimed)
+            throws SQLException {
+        List<Long> locked = new ArrayList<>(ids.size());
+        try (PreparedStatement ps = c.prepareStatement("SELECT id FROM " + dialect.taskTableByKey() + " WHERE id IN ("
+                + marks(ids.size()) + ") AND status = " + Dialect.status(TaskStatus.PENDING) + " AND run_at <= "
+                + dialect.now() + dialect.forUpdateSkipLocked())) {
+            for (int i = 0; i < ids.size(); i++) {
+                ps.setLong(i + 1, ids.get(i));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    locked.add(rs.getLong(1));
+                }
+            }
+        }
+        if (locked.isEmpty()) {
+            return new ArrayList<>();
+        }
+        Collections.sort(locked);
+        claimed.addAll(locked);
+        String in = marks(locked.size());
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + dialect.taskTableByKey() + " SET "
+                + dialect.claimSetList() + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN ("
+                + in + ")")) {
+            ps.setString(1, owner);
+            ps.setLong(2, leaseMillis);
+            for (int i = 0; i < locked.size(); i++) {
+                ps.setLong(3 + i, locked.get(i));
+            }
+            int updated = ps.executeUpdate();
+            if (updated != locked.size()) {
+                throw new IllegalStateException("claim locked " + locked.size() + " rows but updated " + updated);
+            }
+        }
+        List<T> rows = new ArrayList<>(locked.size());
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE id IN (" + in + ")")) {
+            for (int i = 0; i < locked.size(); i++) {
+                ps.setLong(1 + i, locked.get(i));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(reader.read(rs));
+                }
+            }
+        }
+        return rows;
+    }
+
+    private static String marks(int n) {
+        return String.join(", ", Collections.nCopies(n, "?"));
+    }
+}

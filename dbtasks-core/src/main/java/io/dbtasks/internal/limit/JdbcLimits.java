@@ -1,0 +1,255 @@
+package io.dbtasks.internal.limit;
+
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.support.Jdbc;
+import io.dbtasks.limit.KeyLoad;
+import io.dbtasks.limit.Limit;
+import io.dbtasks.limit.Limits;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The limit rows ({@code dbtasks_limit}) and this engine's copy of them.
+ *
+ * <p>The claim loops ask {@link #forQueue} before every claim. The first ask reads the table and
+ * fails if it cannot (so that the claim fails and is retried, never made as if the queue had no
+ * limits). Later answers come from the last snapshot read; a snapshot older than {@link
+ * Limits#REFRESH_MILLIS} is re-read in the background, off the claim's path, and at once after a
+ * change made through this instance. A re-read that fails keeps the last good snapshot: the claim
+ * then fails on its own if the database is gone.
+ *
+ * <p>Thread-safe.
+ */
+public final class JdbcLimits implements Limits {
+    private static final String COLUMNS = "queue, key_pattern, max_running, fifo";
+
+    private final Jdbc jdbc;
+    private final Dialect dialect;
+    private final long refreshNanos = REFRESH_MILLIS * 1_000_000L;
+    /** The last good read, or null before the first read succeeded. */
+    private volatile Map<String, LimitSet> snapshot;
+
+    private volatile long readAt;
+    private final AtomicBoolean refreshing = new AtomicBoolean();
+
+    /**
+     * @param jdbc the engine's connections
+     * @param dialect the database's dialect
+     */
+    public JdbcLimits(Jdbc jdbc, Dialect dialect) {
+        this.jdbc = jdbc;
+        this.dialect = dialect;
+    }
+
+    /**
+     * @param queue a queue
+     * @return its limits as of about {@link Limits#REFRESH_MILLIS} ms ago at most (plus one read)
+     * @throws io.dbtasks.DbTasksException if no read of the limit rows has succeeded yet and this one
+     *     fails
+     */
+    public LimitSet forQueue(String queue) {
+        Map<String, LimitSet> current = snapshot;
+        if (current == null) {
+            synchronized (this) {
+                if (snapshot == null) {
+                    refresh();
+                }
+                current = snapshot;
+            }
+        } else if (System.nanoTime() - readAt > refreshNanos && refreshing.compareAndSet(false, true)) {
+            CompletableFuture.runAsync(() -> {
+                try {
+                    refresh();
+                } catch (RuntimeException e) {
+                    readAt = System.nanoTime(); // keep the last good snapshot; retry after the interval
+                } finally {
+                    refreshing.set(false);
+                }
+            });
+        }
+        return current.getOrDefault(queue, LimitSet.NONE);
+    }
+
+    private synchronized List<Limit> refresh() {
+        List<Limit> all = list();
+        Map<String, List<Limit>> byQueue = new LinkedHashMap<>();
+        for (Limit l : all) {
+            byQueue.computeIfAbsent(l.queue(), q -> new ArrayList<>()).add(l);
+        }
+        Map<String, LimitSet> sets = new LinkedHashMap<>();
+        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls)));
+        snapshot = Map.copyOf(sets);
+        readAt = System.nanoTime();
+        return all;
+    }
+
+    @Override
+    public void set(Limit limit) {
+        Objects.requireNonNull(limit, "limit");
+        jdbc.inTransaction("Set limit " + limit.queue() + " " + limit.keyPattern(), c -> {
+            if (update(c, limit) == 0) {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_limit (" + COLUMNS
+                        + ", updated_at) VALUES (?, ?, ?, ?, " + dialect.now() + ")"
+                        + dialect.onConflictDoNothing())) {
+                    ps.setString(1, limit.queue());
+                    ps.setString(2, limit.keyPattern());
+                    bindValues(ps, 3, limit);
+                    if (!dialect.insertIfAbsent(ps)) {
+                        update(c, limit); // set at the same moment elsewhere: this one is the latest
+                    }
+                }
+            }
+            return null;
+        });
+        refresh();
+    }
+
+    private int update(Connection c, Limit limit) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE dbtasks_limit SET max_running = ?, fifo = ?, updated_at = " + dialect.now()
+                        + " WHERE queue = ? AND key_pattern = ?")) {
+            int i = bindValues(ps, 1, limit);
+            ps.setString(i++, limit.queue());
+            ps.setString(i, limit.keyPattern());
+            return ps.executeUpdate();
+        }
+    }
+
+    private static int bindValues(PreparedStatement ps, int index, Limit limit) throws SQLException {
+        int i = index;
+        ps.setInt(i++, limit.maxRunning());
+        ps.setBoolean(i++, limit.fifo());
+        return i;
+    }
+
+    @Override
+    public boolean remove(String queue, String keyPattern) {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(keyPattern, "keyPattern");
+        int n = jdbc.withConnection("Remove limit " + queue + " " + keyPattern, c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_limit WHERE queue = ? AND key_pattern = ?")) {
+                ps.setString(1, queue);
+                ps.setString(2, keyPattern);
+                return ps.executeUpdate();
+            }
+        });
+        refresh();
+        return n > 0;
+    }
+
+    @Override
+    public List<Limit> list() {
+        return jdbc.withConnection("List limits", c -> {
+            List<Limit> limits = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT " + COLUMNS + " FROM dbtasks_limit ORDER BY queue, key_pattern");
+                    ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    limits.add(new Limit(
+                            rs.getString("queue"),
+                            rs.getString("key_pattern"),
+                            rs.getInt("max_running"),
+                            rs.getBoolean("fifo")));
+                }
+            }
+            return limits;
+        });
+    }
+
+    @Override
+    public Optional<Limit> limitFor(String queue, String key) {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(key, "key");
+        List<Limit> ofQueue =
+                refresh().stream().filter(l -> l.queue().equals(queue)).toList();
+        return new LimitSet(ofQueue).forKey(key);
+    }
+
+    @Override
+    public List<KeyLoad> load(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        LimitSet limits = new LimitSet(
+                refresh().stream().filter(l -> l.queue().equals(queue)).toList());
+        return jdbc.withConnection("Load of the keys of queue " + queue, c -> {
+            Map<String, long[]> counts = new TreeMap<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task"
+                    + " WHERE queue = ? AND concurrency_key IS NOT NULL AND status IN ("
+                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
+                    + " GROUP BY concurrency_key, status")) {
+                ps.setString(1, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        long[] n = counts.computeIfAbsent(rs.getString(1), k -> new long[2]);
+                        n[TaskStatus.RUNNING.name().equals(rs.getString(2)) ? 0 : 1] += rs.getLong(3);
+                    }
+                }
+            }
+            List<KeyLoad> loads = new ArrayList<>(counts.size());
+            counts.forEach((key, n) -> loads.add(
+                    new KeyLoad(queue, key, n[0], n[1], limits.forKey(key).orElse(null))));
+            return loads;
+        });
+    }
+
+    @Override
+    public Optional<String> waitReason(long taskId) {
+        return jdbc.withConnection("Wait reason of task " + taskId, c -> {
+            String queue;
+            String key;
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT queue, concurrency_key FROM dbtasks_task WHERE id = ? AND status = "
+                            + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + dialect.now())) {
+                // A task not due yet (scheduled, or backing off before a retry) waits for its time.
+                ps.setLong(1, taskId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next() || rs.getString(2) == null) {
+                        return Optional.<String>empty();
+                    }
+                    queue = rs.getString(1);
+                    key = rs.getString(2);
+                }
+            }
+            Optional<Limit> limit = forQueue(queue).forKey(key);
+            if (limit.isEmpty()) {
+                return Optional.<String>empty();
+            }
+            long running;
+            long earlier;
+            try (PreparedStatement ps = c.prepareStatement("SELECT"
+                    + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
+                    + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
+                    + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND status IN ("
+                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
+                ps.setLong(1, taskId);
+                ps.setString(2, key);
+                ps.setString(3, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    running = rs.getLong(1);
+                    earlier = rs.getLong(2);
+                }
+            }
+            int max = limit.get().maxRunning();
+            if (running >= max) {
+                return Optional.of("waiting for limit of key " + key + ": " + running + "/" + max + " running");
+            }
+            if (limit.get().fifo() && earlier > 0) {
+                return Optional.of("waiting for the earlier task of key " + key + " (FIFO)");
+            }
+            return Optional.<String>empty();
+        });
+    }
+}

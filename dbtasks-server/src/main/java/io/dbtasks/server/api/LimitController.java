@@ -1,0 +1,111 @@
+package io.dbtasks.server.api;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.limit.KeyLoad;
+import io.dbtasks.limit.Limit;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import java.util.List;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Concurrency limits per concurrency key ({@code /api/limits}), read and changed through {@link
+ * DbTasks#limits()}: a change holds on every engine within {@link io.dbtasks.limit.Limits#REFRESH_MILLIS}
+ * ms. Reading needs the viewer role, setting the operator role and removing the admin role, as for
+ * every other resource.
+ */
+@RestController
+@RequestMapping("/api")
+@Tag(name = "Limits")
+public class LimitController {
+    private final DbTasks dbTasks;
+
+    /** @param dbTasks the engine, whose database holds the limits */
+    public LimitController(DbTasks dbTasks) {
+        this.dbTasks = dbTasks;
+    }
+
+    /**
+     * A limit to set.
+     *
+     * @param queue the queue; required
+     * @param keyPattern an exact key, a pattern with {@code *}, or {@code *} for every key; required
+     * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1; required
+     *     unless {@code fifo}
+     * @param fifo true to run each key's tasks one at a time in enqueue order; {@code null} for false
+     */
+    public record LimitRequest(String queue, String keyPattern, Integer maxRunning, Boolean fifo) {}
+
+    /**
+     * @return every limit, by queue and key pattern
+     */
+    @Operation(summary = "List the concurrency limits")
+    @GetMapping("/limits")
+    public List<Limit> list() {
+        return dbTasks.limits().list();
+    }
+
+    /**
+     * @param body the limit
+     * @return the limit as stored
+     * @throws BadRequestException (400) for a missing queue or pattern, or a limit out of range
+     */
+    @Operation(
+            summary = "Set a concurrency limit",
+            description =
+                    "Replaces the limit of the same queue and key pattern; in force on every engine within 500 ms.")
+    @PutMapping(path = "/limits", consumes = "application/json")
+    public Limit set(@RequestBody LimitRequest body) {
+        if (body == null || body.queue() == null || body.keyPattern() == null) {
+            throw new BadRequestException("'queue' and 'keyPattern' are required ('*' for every key of the queue)");
+        }
+        TextChecks.check("queue", body.queue());
+        TextChecks.check("keyPattern", body.keyPattern());
+        boolean fifo = Boolean.TRUE.equals(body.fifo());
+        if (!fifo && body.maxRunning() == null) {
+            throw new BadRequestException("give 'maxRunning' (at least 1) or 'fifo': true");
+        }
+        Limit limit;
+        try {
+            limit = new Limit(body.queue(), body.keyPattern(), body.maxRunning() == null ? 1 : body.maxRunning(), fifo);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+        dbTasks.limits().set(limit);
+        return limit;
+    }
+
+    /**
+     * @param queue the queue
+     * @param keyPattern the key pattern exactly as set
+     * @return 204 if it was removed, 404 if there was none
+     */
+    @Operation(summary = "Remove a concurrency limit")
+    @DeleteMapping("/limits")
+    public ResponseEntity<Void> remove(@RequestParam String queue, @RequestParam String keyPattern) {
+        TextChecks.check("queue", queue);
+        TextChecks.check("keyPattern", keyPattern);
+        return dbTasks.limits().remove(queue, keyPattern)
+                ? ResponseEntity.noContent().build()
+                : ResponseEntity.notFound().build();
+    }
+
+    /**
+     * @param queue the queue
+     * @return each key of the queue with tasks PENDING or RUNNING: running and waiting counts, and the
+     *     limit that applies
+     */
+    @Operation(summary = "Running and waiting tasks per concurrency key of a queue")
+    @GetMapping("/limits/keys")
+    public List<KeyLoad> keys(@RequestParam String queue) {
+        TextChecks.check("queue", queue);
+        return dbTasks.limits().load(queue);
+    }
+}
