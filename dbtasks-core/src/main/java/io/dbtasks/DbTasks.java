@@ -402,27 +402,30 @@ public final class DbTasks implements AutoCloseable {
 
     /**
      * Makes the task with this idempotency key due now: a PENDING one runs at once, a FAILED or
-     * CANCELLED one is retried with one more attempt.
+     * CANCELLED one is retried with one more attempt, as {@link #runNow(long)} says.
      *
      * @param idempotencyKey the task's key
      * @return the task after the change
      * @throws TaskNotFoundException if no task has this key
-     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     * @throws IllegalTransitionException if it is WAITING, RUNNING or SUCCEEDED
      */
     public Task runNow(String idempotencyKey) {
         return engine.operations().runNow(StoredText.requireText("idempotencyKey", idempotencyKey));
     }
 
     /**
-     * Makes a task due now, atomically: one guarded UPDATE decides by the state the task has when it
-     * runs, so a concurrent claim, retry or second call cannot slip between a check and the change.
-     * A PENDING task runs at once; a FAILED or CANCELLED one is retried with one more attempt. Safe
-     * to call from any thread, and again: a task already made due stays PENDING and due.
+     * Makes a task due now, atomically: guarded UPDATEs decide by the state the task has when they
+     * run, so a concurrent claim, retry or second call cannot slip between a check and the change.
+     * A PENDING task runs at once; a FAILED or CANCELLED one is retried with one more attempt, as
+     * {@link #retry(long)} does: a workflow step cancelled because a dependency failed waits for it
+     * again (WAITING, not run), and the steps a failed step cancelled wait for it again. A WAITING
+     * step is refused: it runs when its dependencies have ended. Safe to call from any thread, and
+     * again: a task already made due stays PENDING and due.
      *
      * @param id the task
      * @return the task as read after the change (a worker may have claimed it meanwhile)
      * @throws TaskNotFoundException if there is no such task
-     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     * @throws IllegalTransitionException if it is WAITING, RUNNING or SUCCEEDED
      * @throws DbTasksException if the database fails
      */
     public Task runNow(long id) {
@@ -464,12 +467,15 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
-     * Deletes a task that is not RUNNING, with its attempts.
+     * Deletes a task that is not RUNNING, with its attempts and its workflow edges. An unfinished
+     * workflow step that WAITING steps depend on is not deleted (they would wait for ever): cancel
+     * it first, which ends them.
      *
      * @param id the task
      * @return the task as it was just before deletion
      * @throws TaskNotFoundException if there is no such task
-     * @throws IllegalTransitionException if it is RUNNING (cancel it first)
+     * @throws IllegalTransitionException if it is RUNNING (cancel it first), or unfinished with
+     *     WAITING steps depending on it
      * @throws DbTasksException if the database fails
      */
     public Task delete(long id) {

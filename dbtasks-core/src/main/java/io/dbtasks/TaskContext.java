@@ -107,12 +107,6 @@ public interface TaskContext {
     }
 
     /**
-     * The slot of a schedule's slot key, {@code schedule:<name>@<slot>}, as {@link
-     * io.dbtasks.schedule.Schedule#slotOf} reads it. Repeated here rather than called there, as the
-     * schedule package depends on this one and not the other way round; a test holds both to the same
-     * answers.
-     */
-    /**
      * The most characters a result may have ({@link #setResult}): 65,536. A result is meant for what
      * a dependent step needs (an id, a count, a small document); larger data belongs in the
      * application's own tables, with its key in the result.
@@ -185,6 +179,12 @@ public interface TaskContext {
         throw new UnsupportedOperationException("This TaskContext does not add workflow steps");
     }
 
+    /**
+     * The slot of a schedule's slot key, {@code schedule:<name>@<slot>}, as {@link
+     * io.dbtasks.schedule.Schedule#slotOf} reads it. Repeated here rather than called there, as the
+     * schedule package depends on this one and not the other way round; a test holds both to the same
+     * answers.
+     */
     private static java.util.Optional<java.time.Instant> slotOfKey(@Nullable String key) {
         String prefix = "schedule:";
         if (key == null || !key.startsWith(prefix)) {

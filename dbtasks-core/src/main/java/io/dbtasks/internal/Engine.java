@@ -261,8 +261,8 @@ public final class Engine {
                     config.random());
             this.keeper =
                     new LeaseKeeper(running, leases, config.heartbeatInterval(), config.rescueInterval(), () -> closed);
-            this.foreignTasks =
-                    new ForeignTaskWatch(jdbc, dialect, capabilities, config, settings.unclaimableGrace(), events);
+            this.foreignTasks = new ForeignTaskWatch(
+                    jdbc, dialect, capabilities, config, settings.unclaimableGrace(), events, dependents);
             // Stopped in reverse: the worker row goes last, the claim loops first.
             parts.add(workerRow());
             parts.add(handlerPool());

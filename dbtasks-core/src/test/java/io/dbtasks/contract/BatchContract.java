@@ -237,6 +237,42 @@ public abstract class BatchContract extends EngineHarness {
         assertThat(callbacks.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
     }
 
+    @Test
+    void aRetriedChunkCountsOnceSoTheOnFinishCallbackWaitsForTheOtherChunks() throws Exception {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        CountDownLatch gate = latch();
+        DbTasks tasks = engine(b -> b.queue("default", 2)
+                .chunkHandler("gated", Params.class, (chunk, tx, p) -> {
+                    if (chunk.chunk() == 0 && broken.get()) {
+                        throw new NonRetryableException("chunk 0 is broken");
+                    }
+                    if (chunk.chunk() == 1) {
+                        gate.await();
+                    }
+                })
+                .handler("callback", String.class, (ctx, which) -> {}));
+        Batch batch = tasks.batches()
+                .create(BatchRequest.builder("gated", 2)
+                        .params(new Params("g"))
+                        .onFinish(io.dbtasks.TaskRequest.of("callback", "finish"))
+                        .build());
+        long first = count("SELECT task_id FROM dbtasks_batch_chunk WHERE batch_id = ? AND chunk = 0", batch.id());
+        long second = count("SELECT task_id FROM dbtasks_batch_chunk WHERE batch_id = ? AND chunk = 1", batch.id());
+        long onFinish = callbackTask("finish");
+        tasks.start();
+        awaitStatus(tasks, first, io.dbtasks.TaskStatus.FAILED);
+        awaitStatus(tasks, second, io.dbtasks.TaskStatus.RUNNING);
+
+        broken.set(false);
+        assertThat(tasks.batches().retryFailed(batch.id())).isEqualTo(1);
+        awaitStatus(tasks, first, io.dbtasks.TaskStatus.SUCCEEDED);
+        // Chunk 1 still runs: the retried chunk's failure and success count as one.
+        assertThat(tasks.find(onFinish).orElseThrow().status()).isEqualTo(io.dbtasks.TaskStatus.WAITING);
+
+        gate.countDown();
+        awaitStatus(tasks, onFinish, io.dbtasks.TaskStatus.SUCCEEDED);
+    }
+
     private long callbackTask(String which) {
         return count("SELECT id FROM dbtasks_task WHERE kind = 'callback' AND payload = ?", "\"" + which + "\"");
     }

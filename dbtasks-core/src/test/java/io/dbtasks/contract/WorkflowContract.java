@@ -1,6 +1,7 @@
 package io.dbtasks.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dbtasks.DbTasks;
 import io.dbtasks.NonRetryableException;
@@ -366,5 +367,172 @@ public abstract class WorkflowContract extends EngineHarness {
         assertThat(read.get(end)).isEqualTo(Map.of("t", "{\"from\":\"tx\"}", "extra", "\"extra\""));
         assertThat(runs.get(end)).isEqualTo(1);
         assertThat(tasks.workflows().find(run.id()).orElseThrow().steps()).hasSize(3);
+    }
+
+    /** One engine of two handlers on the queue "wf", for tests that follow one graph step by step. */
+    private DbTasks oneEngine(java.util.function.Predicate<Step> fails, java.time.Duration unclaimableGrace) {
+        DbTasks e = engine(b -> b.queue("wf", 2)
+                .unclaimableGrace(unclaimableGrace)
+                .handler("step", Step.class, (ctx, step) -> {
+                    runs.merge(ctx.taskId(), 1, Integer::sum);
+                    if (fails.test(step)) {
+                        throw new NonRetryableException("step " + step.name() + " broke");
+                    }
+                }));
+        e.start();
+        return e;
+    }
+
+    private DbTasks oneEngine(java.util.function.Predicate<Step> fails) {
+        return oneEngine(fails, java.time.Duration.ZERO);
+    }
+
+    private static TaskRequest nobodyRunsThis() {
+        return TaskRequest.builder("nobody-runs-this").queue("wf").build();
+    }
+
+    @Test
+    void aRunAnywayDependencyThatIsRetriedCountsOnceSoItsDependentStillWaitsForTheOthers() {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        DbTasks tasks = oneEngine(s -> s.name().equals("x") && broken.get());
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("once")
+                        .step("x", step("once", "x"))
+                        .step("y", nobodyRunsThis())
+                        .step("d", step("once", "d"), Dependency.on("x").runAnyway(), Dependency.on("y"))
+                        .build());
+        long d = run.taskId("d");
+        awaitStatus(tasks, run.taskId("x"), TaskStatus.FAILED);
+        assertThat(count("SELECT waiting_for FROM dbtasks_task WHERE id = ?", d))
+                .isEqualTo(1);
+
+        broken.set(false);
+        tasks.retry(run.taskId("x"));
+        awaitStatus(tasks, run.taskId("x"), TaskStatus.SUCCEEDED);
+        // Its success counts once: "d" still waits for "y".
+        assertThat(tasks.find(d).orElseThrow().status()).isEqualTo(TaskStatus.WAITING);
+        assertThat(count("SELECT waiting_for FROM dbtasks_task WHERE id = ?", d))
+                .isEqualTo(1);
+        assertThat(runs).doesNotContainKey(d);
+    }
+
+    @Test
+    void runNowOfAStepKeepsItsDependenciesAndRevivesWhatItsFailureCancelled() {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        DbTasks tasks = oneEngine(s -> s.name().equals("a") && broken.get());
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("now")
+                        .step("a", step("now", "a"))
+                        .step("b", step("now", "b"), "a")
+                        .step("c", step("now", "c"), "b")
+                        .build());
+        long b = run.taskId("b");
+        awaitStatus(tasks, run.taskId("a"), TaskStatus.FAILED);
+        awaitStatus(tasks, run.taskId("c"), TaskStatus.CANCELLED);
+
+        // "b" was cancelled because "a" failed: run now makes it wait for "a" again, not run.
+        assertThat(tasks.runNow(b).status()).isEqualTo(TaskStatus.WAITING);
+        assertThat(tasks.find(run.taskId("c")).orElseThrow().status()).isEqualTo(TaskStatus.WAITING);
+        assertThatThrownBy(() -> tasks.runNow(b))
+                .isInstanceOf(io.dbtasks.IllegalTransitionException.class)
+                .hasMessageContaining("WAITING")
+                .hasMessageContaining("dependencies");
+
+        // Run now of the failed "a" lets what it cancelled go on.
+        broken.set(false);
+        tasks.runNow(run.taskId("a"));
+        awaitStatus(tasks, run.taskId("c"), TaskStatus.SUCCEEDED);
+        assertThat(runs.get(b)).isEqualTo(1);
+        assertThat(runs.get(run.taskId("a"))).isEqualTo(2);
+    }
+
+    @Test
+    void theForeignTaskWatchFailingAStepEndsItsDependents() {
+        DbTasks tasks = oneEngine(s -> false, java.time.Duration.ofMillis(300));
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("foreign")
+                        .step("a", nobodyRunsThis())
+                        .step("b", step("foreign", "b"), "a")
+                        .step("c", step("foreign", "c"), Dependency.on("a").runAnyway())
+                        .build());
+        awaitStatus(tasks, run.taskId("a"), TaskStatus.FAILED);
+        assertThat(awaitStatus(tasks, run.taskId("b"), TaskStatus.CANCELLED).lastError())
+                .contains("'a'")
+                .contains("FAILED");
+        awaitStatus(tasks, run.taskId("c"), TaskStatus.SUCCEEDED);
+    }
+
+    @Test
+    void deletingAnUnfinishedStepThatOthersWaitForIsRefused() {
+        DbTasks tasks = producer();
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("delete")
+                        .step("a", step("delete", "a"))
+                        .step("b", step("delete", "b"), "a")
+                        .build());
+        long a = run.taskId("a");
+        assertThatThrownBy(() -> tasks.delete(a))
+                .isInstanceOf(io.dbtasks.IllegalTransitionException.class)
+                .hasMessageContaining("'b'")
+                .hasMessageContaining("cancel it");
+        assertThat(tasks.find(a)).isPresent();
+
+        tasks.cancel(a);
+        assertThat(tasks.find(run.taskId("b")).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        tasks.delete(a);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_dependency")).isZero();
+    }
+
+    @Test
+    void retryingOneOfTwoFailedDependenciesLeavesTheDependentCancelledByTheOther() {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        DbTasks tasks = oneEngine(s -> !s.name().equals("c") && broken.get());
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("two")
+                        .step("a", step("two", "a"))
+                        .step("b", step("two", "b"))
+                        .step("c", step("two", "c"), "a", "b")
+                        .build());
+        long c = run.taskId("c");
+        awaitStatus(tasks, run.taskId("a"), TaskStatus.FAILED);
+        awaitStatus(tasks, run.taskId("b"), TaskStatus.FAILED);
+        awaitStatus(tasks, c, TaskStatus.CANCELLED);
+        long blocker = count("SELECT blocked_by FROM dbtasks_task WHERE id = ?", c);
+        long other = blocker == run.taskId("a") ? run.taskId("b") : run.taskId("a");
+
+        broken.set(false);
+        tasks.retry(blocker);
+        assertThat(tasks.find(c).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(count("SELECT blocked_by FROM dbtasks_task WHERE id = ?", c)).isEqualTo(other);
+
+        awaitStatus(tasks, blocker, TaskStatus.SUCCEEDED);
+        tasks.retry(other);
+        awaitStatus(tasks, c, TaskStatus.SUCCEEDED);
+        assertThat(runs.get(c)).isEqualTo(1);
+    }
+
+    @Test
+    void retentionDeletesAWorkflowOnlyWholeOnceEveryStepIsFinishedAndOld() {
+        DbTasks tasks = producer();
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("keep")
+                        .step("a", step("keep", "a"))
+                        .step("b", step("keep", "b"), "a")
+                        .build());
+        java.time.Instant old = java.time.Instant.now().minus(java.time.Duration.ofDays(400));
+        // "a" finished long ago, "b" still waits for it: nothing of the workflow goes.
+        sql("UPDATE dbtasks_task SET status = 'SUCCEEDED', finished_at = ? WHERE id = ?", old, run.taskId("a"));
+        assertThat(tasks.sweepRetention()).isZero();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task")).isEqualTo(2);
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_dependency")).isEqualTo(1);
+
+        // Every step finished, one of them recently: still nothing.
+        tasks.cancel(run.taskId("b"));
+        assertThat(tasks.sweepRetention()).isZero();
+
+        sql("UPDATE dbtasks_task SET finished_at = ?", old);
+        assertThat(tasks.sweepRetention()).isEqualTo(2);
+        assertThat(tasks.workflows().find(run.id())).isEmpty();
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_dependency")).isZero();
     }
 }

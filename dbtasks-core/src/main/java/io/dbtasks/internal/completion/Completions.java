@@ -1,6 +1,7 @@
 package io.dbtasks.internal.completion;
 
 import io.dbtasks.AttemptOutcome;
+import io.dbtasks.DbTasksException;
 import io.dbtasks.Task;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.completion.TaskUpdate.Exit;
@@ -24,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Settles attempts: SUCCEEDED, retry (back to PENDING after a backoff), FAILED, CANCELLED, or handed
@@ -46,6 +49,8 @@ import java.util.Set;
  * not the worker had noticed the request yet; a hand-back likewise.
  */
 public final class Completions {
+    private static final Logger log = LoggerFactory.getLogger(Completions.class);
+
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final Attempts attempts;
@@ -244,14 +249,26 @@ public final class Completions {
      */
     Set<Long> succeedAll(List<Success> batch) {
         // A success that adds steps inserts tasks, which a bad request can fail: each such success
-        // is settled in a transaction of its own, so it fails no other.
+        // is settled in a transaction of its own, so it fails no other. In a batch of several, its
+        // failure leaves only it out (not recorded: its task stays RUNNING until its lease expires
+        // and the rescue retries it); alone, the failure is thrown to the caller.
         List<Success> shared = new ArrayList<>(batch.size());
         Set<Long> recorded = new java.util.HashSet<>();
         for (Success s : batch) {
             if (s.added().isEmpty()) {
                 shared.add(s);
-            } else {
+            } else if (batch.size() == 1) {
                 recorded.addAll(settleSuccesses(List.of(s)));
+            } else {
+                try {
+                    recorded.addAll(settleSuccesses(List.of(s)));
+                } catch (DbTasksException | IllegalStateException e) {
+                    log.error(
+                            "Could not record the success of task {} with the steps it adds; it will be rescued"
+                                    + " after its lease expires",
+                            s.task().id(),
+                            e);
+                }
             }
         }
         if (!shared.isEmpty()) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /**
@@ -51,6 +52,10 @@ public final class Dependents {
     private final TaskUpdate release;
     private final TaskUpdate cancel;
     private final TaskUpdate revive;
+    /** A revived step that another failed dependency still cancels: it names that one. */
+    private final TaskUpdate reblock;
+
+    private final TaskUpdate countUp;
     /** A step that runs only on a failure, all of whose dependencies succeeded. */
     private final TaskUpdate skipped;
 
@@ -81,6 +86,10 @@ public final class Dependents {
                 .set("blocked_by = NULL, last_error = NULL")
                 .whereIn(TaskStatus.CANCELLED)
                 .and("id = ? AND blocked_by = ?");
+        this.reblock = update.set("blocked_by = ?, last_error = ?")
+                .whereIn(TaskStatus.CANCELLED)
+                .and("id = ? AND blocked_by = ?");
+        this.countUp = update.set("waiting_for = waiting_for + 1").and("id = ?");
     }
 
     /** One dependency edge as read: {@code taskId} waits for {@code dependsOn}. */
@@ -113,19 +122,25 @@ public final class Dependents {
                 break;
             }
             Map<Long, String> reasons = failureReasons(c, round);
-            // Per dependent: how many of its edges are satisfied, and the first edge that cancels it.
+            Set<Long> dependents = new TreeSet<>();
+            edges.forEach(e -> dependents.add(e.taskId()));
+            Map<Long, Waiter> waiters = lock(c, dependents);
+            // Per dependent: how many of its edges this round satisfies, and the first edge that
+            // cancels it. An edge counts once: a dependency that failed, was counted by a RUN edge
+            // and then retried and succeeded finds its edge satisfied already.
             Map<Long, Integer> satisfied = new TreeMap<>();
             Map<Long, Edge> cancelling = new HashMap<>();
             for (Edge e : edges) {
                 TaskStatus status = round.get(e.dependsOn());
                 satisfied.putIfAbsent(e.taskId(), 0);
                 if (status == TaskStatus.SUCCEEDED || !CANCEL.equals(e.onFailure())) {
-                    satisfied.merge(e.taskId(), 1, Integer::sum);
+                    if (waiters.containsKey(e.taskId()) && flip(c, e, true)) {
+                        satisfied.merge(e.taskId(), 1, Integer::sum);
+                    }
                 } else {
                     cancelling.putIfAbsent(e.taskId(), e);
                 }
             }
-            Map<Long, Waiter> waiters = lock(c, satisfied.keySet());
             Map<Long, TaskStatus> next = new TreeMap<>();
             for (Map.Entry<Long, Integer> d : satisfied.entrySet()) {
                 Waiter w = waiters.get(d.getKey());
@@ -165,7 +180,10 @@ public final class Dependents {
     /**
      * Revives what the end of {@code id} cancelled, now that it runs again: each CANCELLED step whose
      * {@code blocked_by} is {@code id} goes back to WAITING (PENDING at once if nothing else is left
-     * to wait for), and so on down the graph.
+     * to wait for), unless another dependency on a cancelling edge is still FAILED or CANCELLED: then
+     * it stays CANCELLED, {@code blocked_by} naming that one, so its retry revives it. The steps that
+     * had counted the end of {@code id} (or of a revived step) on a RUN or RUN_IF_ANY_FAILED edge and
+     * have not started wait for it again. And so on down the graph.
      *
      * @param c the transaction that sends {@code id} back to PENDING
      * @param id the retried step
@@ -178,6 +196,7 @@ public final class Dependents {
         while (!round.isEmpty()) {
             List<Long> next = new ArrayList<>();
             for (long blocker : round) {
+                waitAgain(c, blocker);
                 List<Long> blocked = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement("SELECT d.task_id FROM dbtasks_dependency d"
                         + " JOIN dbtasks_task t ON t.id = d.task_id WHERE d.depends_on = ? AND t.blocked_by = ?"
@@ -196,8 +215,18 @@ public final class Dependents {
                 Map<Long, Waiter> waiters = lock(c, blocked);
                 for (long dependent : blocked) {
                     Waiter w = waiters.get(dependent);
-                    if (w == null
-                            || !TaskUpdate.checked(revive.run(c, dependent, blocker), "revival of " + dependent)) {
+                    if (w == null) {
+                        continue;
+                    }
+                    Long other = otherFailure(c, dependent, blocker);
+                    if (other != null) {
+                        String reason = "Dependency "
+                                + failureReasons(c, Map.of(other, TaskStatus.FAILED))
+                                        .get(other);
+                        reblock.run(c, other, clip(reason), dependent, blocker);
+                        continue;
+                    }
+                    if (!TaskUpdate.checked(revive.run(c, dependent, blocker), "revival of " + dependent)) {
                         continue;
                     }
                     if (w.waitingFor() <= 0
@@ -213,22 +242,91 @@ public final class Dependents {
     }
 
     /**
-     * @return for a step with {@link #RUN_IF_ANY_FAILED} edges none of whose dependencies failed, the
-     *     reason it is cancelled; else {@code null}: it runs
+     * Makes the dependents that counted the end of {@code id} on a satisfied edge and have not
+     * started (WAITING, or CANCELLED by another dependency) wait for it again: the edge is
+     * unsatisfied and their counter goes back up, so {@code id}'s next end counts once.
      */
-    private static String noFailureToRunOn(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*), SUM(CASE WHEN "
-                + TaskUpdate.is("t.status", TaskStatus.SUCCEEDED) + " THEN 0 ELSE 1 END) FROM dbtasks_dependency d"
-                + " JOIN dbtasks_task t ON t.id = d.depends_on WHERE d.task_id = ? AND d.on_failure = ?")) {
+    private void waitAgain(Connection c, long id) throws SQLException {
+        List<Long> counted = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT task_id FROM dbtasks_dependency WHERE depends_on = ? AND satisfied = TRUE ORDER BY task_id")) {
+            ps.setLong(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    counted.add(rs.getLong(1));
+                }
+            }
+        }
+        if (counted.isEmpty()) {
+            return;
+        }
+        Map<Long, Waiter> waiters = lock(c, counted);
+        for (long dependent : counted) {
+            Waiter w = waiters.get(dependent);
+            if (w != null
+                    && (w.status() == TaskStatus.WAITING || w.status() == TaskStatus.CANCELLED)
+                    && flip(c, new Edge(dependent, id, RUN), false)) {
+                countUp.run(c, dependent);
+            }
+        }
+    }
+
+    /** Sets an edge's {@code satisfied} flag; @return whether this call changed it. */
+    private static boolean flip(Connection c, Edge e, boolean to) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_dependency SET satisfied = ?"
+                + " WHERE depends_on = ? AND task_id = ? AND satisfied = ?")) {
+            ps.setBoolean(1, to);
+            ps.setLong(2, e.dependsOn());
+            ps.setLong(3, e.taskId());
+            ps.setBoolean(4, !to);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /**
+     * @return another dependency of {@code id} than {@code except}, on a cancelling edge, that is
+     *     FAILED or CANCELLED (the lowest id), read as last committed; else {@code null}
+     */
+    private Long otherFailure(Connection c, long id, long except) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT t.id FROM dbtasks_dependency d"
+                + " JOIN dbtasks_task t ON t.id = d.depends_on WHERE d.task_id = ? AND d.depends_on <> ?"
+                + " AND d.on_failure = ? AND t.status IN (?, ?) ORDER BY t.id" + dialect.latestCommittedRead())) {
+            ps.setLong(1, id);
+            ps.setLong(2, except);
+            ps.setString(3, CANCEL);
+            ps.setString(4, TaskStatus.FAILED.name());
+            ps.setString(5, TaskStatus.CANCELLED.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    /**
+     * @return for a step with {@link #RUN_IF_ANY_FAILED} edges none of whose dependencies failed, the
+     *     reason it is cancelled; else {@code null}: it runs. The dependencies' states are read as last
+     *     committed (under MariaDB's REPEATABLE READ a plain read would see the transaction's snapshot,
+     *     from before a concurrent settle of another dependency committed).
+     */
+    private String noFailureToRunOn(Connection c, long id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT t.status FROM dbtasks_dependency d"
+                + " JOIN dbtasks_task t ON t.id = d.depends_on WHERE d.task_id = ? AND d.on_failure = ?"
+                + dialect.latestCommittedRead())) {
             ps.setLong(1, id);
             ps.setString(2, RUN_IF_ANY_FAILED);
+            long edges = 0;
+            long failed = 0;
             try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                long edges = rs.getLong(1);
-                return edges > 0 && rs.getLong(2) == 0
-                        ? "Every dependency it runs on the failure of succeeded; it runs only if one fails"
-                        : null;
+                while (rs.next()) {
+                    edges++;
+                    if (!TaskStatus.SUCCEEDED.name().equals(rs.getString(1))) {
+                        failed++;
+                    }
+                }
             }
+            return edges > 0 && failed == 0
+                    ? "Every dependency it runs on the failure of succeeded; it runs only if one fails"
+                    : null;
         }
     }
 

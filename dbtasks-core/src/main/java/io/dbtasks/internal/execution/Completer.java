@@ -72,10 +72,6 @@ public final class Completer {
     }
 
     /**
-     * Lends a connection to a transactional handler, like every engine connection: the statement
-     * timeout bounds its statements and commit, and the outcome counts for health.
-     */
-    /**
      * Checks a step that {@code adder} adds to its workflow: its name is not taken, and each of
      * {@code downstream} is a WAITING step that depends on {@code adder}.
      *
@@ -137,6 +133,10 @@ public final class Completer {
         });
     }
 
+    /**
+     * Lends a connection to a transactional handler, like every engine connection: the statement
+     * timeout bounds its statements and commit, and the outcome counts for health.
+     */
     <T> T borrow(String what, Jdbc.Work<T> work) {
         return jdbc.borrow(what, work);
     }

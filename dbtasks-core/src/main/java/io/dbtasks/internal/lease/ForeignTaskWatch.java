@@ -3,6 +3,7 @@ package io.dbtasks.internal.lease;
 import io.dbtasks.ForeignTasks;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
+import io.dbtasks.internal.completion.Dependents;
 import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.query.QueueControl;
@@ -67,6 +68,7 @@ public final class ForeignTaskWatch {
     private final Duration grace;
     private final Events events;
     private final TaskUpdate fail;
+    private final Dependents dependents;
     /** Per group key, when (System.nanoTime) this engine first saw it runnable nowhere. */
     private final Map<Group, Long> runnableNowhereSince = new HashMap<>();
     /** Groups already logged, so that each is logged once. */
@@ -80,10 +82,18 @@ public final class ForeignTaskWatch {
 
     /**
      * @param grace how long a group must stay runnable nowhere before it is failed; zero never fails
+     * @param dependents ends the dependents of the workflow steps it fails, in the same transaction
      */
     public ForeignTaskWatch(
-            Jdbc jdbc, Dialect dialect, Capabilities own, EngineConfig config, Duration grace, Events events) {
+            Jdbc jdbc,
+            Dialect dialect,
+            Capabilities own,
+            EngineConfig config,
+            Duration grace,
+            Events events,
+            Dependents dependents) {
         this.jdbc = jdbc;
+        this.dependents = dependents;
         this.dialect = dialect;
         this.own = own;
         this.config = config;
@@ -267,18 +277,24 @@ public final class ForeignTaskWatch {
                 + " (live engines: " + live.stream().map(Live::workerId).toList() + ") for " + grace
                 + ", so it failed without running" + sameName(g, live) + ". "
                 + remedy(g.queue(), g.kind(), g.jobTarget()) + ", then retry the task";
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         List<TaskEvent> failed = jdbc.inTransaction("Fail tasks no engine can run", c -> {
             dialect.readCommittedTransaction(c);
             List<long[]> rows = candidates(c, g);
             List<TaskEvent> events = new ArrayList<>();
+            Map<Long, TaskStatus> ended = new java.util.TreeMap<>();
             for (long[] row : rows) {
                 if (TaskUpdate.checked(fail.run(c, reason, row[0]), "failing task " + row[0])) {
                     events.add(this.events.event(
                             TaskEvent.Type.FAILED, row[0], g.kind(), g.queue(), (int) row[1], null, reason));
+                    ended.put(row[0], TaskStatus.FAILED);
                 }
             }
+            // A failed workflow step ends its dependents as any other failure does.
+            dependents.ended(c, ended, released);
             return events;
         });
+        dependents.wake(released);
         if (!failed.isEmpty()) {
             log.warn("dbtasks {}: failed {} task(s): {}", config.workerId(), failed.size(), reason);
         }

@@ -96,6 +96,7 @@ public final class TaskRetention {
                 tasks += deleteTasks(e.getKey(), e.getValue());
             }
         }
+        tasks += deleteWorkflows();
         int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
         int inboxRows = inboxAge.isZero() ? 0 : inbox.deleteOlderThan(inboxAge);
         int keyRows = deleteIdleKeys();
@@ -113,24 +114,135 @@ public final class TaskRetention {
     }
 
     /**
-     * With deleted workflow steps: the edges into them (they are finished, so nothing counts on those
-     * edges any more) and each workflow row none of whose steps is left.
+     * Deletes whole workflows (steps with their attempts, edges, the workflow row) every step of which
+     * is finished and older than its state's retention, in batches of {@value Retention#BATCH}
+     * workflows, each its own transaction. A workflow with one step still unfinished or too recent
+     * stays whole: its finished steps' results and edges are what its waiting steps read and count.
+     * The steps are locked and checked again in the deleting transaction, so a step retried in
+     * between keeps its workflow.
+     *
+     * @return steps deleted
      */
-    private static void deleteWorkflowRows(Connection c, List<Long> ids, java.util.Set<Long> workflows)
+    long deleteWorkflows() {
+        StringBuilder old = new StringBuilder();
+        List<Long> ages = new ArrayList<>();
+        for (Map.Entry<TaskStatus, Duration> e : taskAges.entrySet()) {
+            if (!e.getValue().isZero() && e.getKey().isFinal()) {
+                old.append(old.length() == 0 ? "" : " OR ")
+                        .append("(t.status = '")
+                        .append(e.getKey().name())
+                        .append("' AND t.finished_at < ")
+                        .append(dialect.nowPlusMillis())
+                        .append(')');
+                ages.add(-e.getValue().toMillis());
+            }
+        }
+        if (ages.isEmpty()) {
+            return 0;
+        }
+        String isOld = "CASE WHEN " + old + " THEN 1 ELSE 0 END";
+        String candidates = "SELECT w.id FROM dbtasks_workflow w WHERE w.id > ? AND NOT EXISTS"
+                + " (SELECT 1 FROM dbtasks_task t WHERE t.workflow_id = w.id AND " + isOld + " = 0)"
+                + " ORDER BY w.id LIMIT ?";
+        long total = 0;
+        long after = Long.MIN_VALUE;
+        while (true) {
+            long from = after;
+            List<Long> workflows = jdbc.withConnection("Find finished workflows", c -> {
+                List<Long> ids = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(candidates)) {
+                    int i = 1;
+                    ps.setLong(i++, from);
+                    for (long age : ages) {
+                        ps.setLong(i++, age);
+                    }
+                    ps.setInt(i, Retention.BATCH);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getLong(1));
+                        }
+                    }
+                }
+                return ids;
+            });
+            if (workflows.isEmpty()) {
+                return total;
+            }
+            after = workflows.get(workflows.size() - 1);
+            long batchStart = System.nanoTime();
+            total += jdbc.inTransaction("Retention of finished workflows", c -> deleteWhole(c, workflows, isOld, ages));
+            if (workflows.size() < Retention.BATCH) {
+                return total;
+            }
+            pause(System.nanoTime() - batchStart);
+        }
+    }
+
+    /** Locks the steps of {@code workflows}, and deletes each workflow all of whose steps are old. */
+    private int deleteWhole(Connection c, List<Long> workflows, String isOld, List<Long> ages)
             throws java.sql.SQLException {
-        String in = String.join(", ", Collections.nCopies(ids.size(), "?"));
-        try (PreparedStatement ps =
-                c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id IN (" + in + ")")) {
-            bind(ps, ids);
-            ps.executeUpdate();
+        Map<Long, List<Long>> steps = new java.util.TreeMap<>();
+        java.util.Set<Long> keep = new java.util.HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT t.id, t.workflow_id, " + isOld + " FROM "
+                + "dbtasks_task t WHERE t.workflow_id IN (" + marks(workflows.size()) + ") ORDER BY t.id"
+                + dialect.forUpdate())) {
+            int i = 1;
+            for (long age : ages) {
+                ps.setLong(i++, age);
+            }
+            for (long w : workflows) {
+                ps.setLong(i++, w);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    steps.computeIfAbsent(rs.getLong(2), k -> new ArrayList<>()).add(rs.getLong(1));
+                    if (rs.getInt(3) == 0) {
+                        keep.add(rs.getLong(2));
+                    }
+                }
+            }
         }
-        List<Long> candidates = new ArrayList<>(workflows);
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_workflow WHERE id IN ("
-                + String.join(", ", Collections.nCopies(candidates.size(), "?"))
-                + ") AND NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE t.workflow_id = dbtasks_workflow.id)")) {
-            bind(ps, candidates);
-            ps.executeUpdate();
+        List<Long> gone = new ArrayList<>();
+        List<Long> ids = new ArrayList<>();
+        for (long w : workflows) {
+            if (!keep.contains(w)) {
+                gone.add(w);
+                ids.addAll(steps.getOrDefault(w, List.of()));
+            }
         }
+        int deleted = 0;
+        if (!ids.isEmpty()) {
+            String in = marks(ids.size());
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id IN (" + in + ")")) {
+                bind(ps, ids);
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "DELETE FROM dbtasks_dependency WHERE task_id IN (" + in + ") OR depends_on IN (" + in + ")")) {
+                bind(ps, ids);
+                for (int i = 0; i < ids.size(); i++) {
+                    ps.setLong(ids.size() + i + 1, ids.get(i));
+                }
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
+                bind(ps, ids);
+                deleted = ps.executeUpdate();
+            }
+        }
+        if (!gone.isEmpty()) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_workflow WHERE id IN (" + marks(gone.size()) + ")")) {
+                bind(ps, gone);
+                ps.executeUpdate();
+            }
+        }
+        return deleted;
+    }
+
+    private static String marks(int n) {
+        return String.join(", ", Collections.nCopies(n, "?"));
     }
 
     /** Deletes tasks of a finished {@code status} that finished more than {@code age} ago. */
@@ -139,8 +251,10 @@ public final class TaskRetention {
             throw new IllegalArgumentException("only finished tasks are deleted, not " + status);
         }
         // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index.
-        String select = "SELECT id, workflow_id FROM dbtasks_task WHERE status = '" + status.name()
-                + "' AND finished_at < " + dialect.nowPlusMillis() + " LIMIT ?" + dialect.forUpdateSkipLocked();
+        // Workflow steps go only with their whole workflow (deleteWorkflows).
+        String select = "SELECT id FROM dbtasks_task WHERE status = '" + status.name()
+                + "' AND finished_at < " + dialect.nowPlusMillis() + " AND workflow_id IS NULL LIMIT ?"
+                + dialect.forUpdateSkipLocked();
         long total = 0;
         int found;
         do {
@@ -148,17 +262,12 @@ public final class TaskRetention {
             int[] batch = jdbc.inTransaction("Retention of " + status + " tasks", c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
-                java.util.Set<Long> workflows = new java.util.TreeSet<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
                     ps.setLong(1, -age.toMillis());
                     ps.setInt(2, Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));
-                            long workflow = rs.getLong(2);
-                            if (!rs.wasNull()) {
-                                workflows.add(workflow);
-                            }
                         }
                     }
                 }
@@ -175,9 +284,6 @@ public final class TaskRetention {
                 try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
                     bind(ps, ids);
                     deleted = ps.executeUpdate();
-                }
-                if (!workflows.isEmpty()) {
-                    deleteWorkflowRows(c, ids, workflows);
                 }
                 return new int[] {ids.size(), deleted};
             });

@@ -9,7 +9,10 @@ import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.support.Jdbc;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -34,7 +37,10 @@ public final class TaskOperations {
     /** Binds: id. */
     private final TaskUpdate runNow;
 
+    /** Binds: id. A retried workflow step that still lacks dependencies waits for them again. */
     private final TaskUpdate rewait;
+
+    private final Dialect dialect;
 
     public TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
         this(jdbc, dialect, queries, wake, new Dependents(dialect, wake));
@@ -71,15 +77,10 @@ public final class TaskOperations {
         this.rewait = update.to(TaskStatus.WAITING).whereIn(TaskStatus.PENDING).and("id = ? AND waiting_for > 0");
         this.reschedulePending =
                 update.set("run_at = ?").whereIn(TaskStatus.PENDING).and("id = ?");
-        // PENDING: due now. FAILED or CANCELLED: retried now with one more attempt, as retryFinished.
-        // max_attempts is written before status: MariaDB evaluates assignments left to right, so
-        // its CASE must see the state the row had.
-        this.runNow = update.set("max_attempts = CASE WHEN " + TaskUpdate.is("status", TaskStatus.PENDING)
-                        + " THEN max_attempts ELSE GREATEST(max_attempts, attempt + 1) END")
-                .to(TaskStatus.PENDING)
-                .set("run_at = " + now)
-                .whereIn(TaskStatus.PENDING, TaskStatus.FAILED, TaskStatus.CANCELLED)
-                .and("id = ?");
+        // PENDING: due now. FAILED or CANCELLED tasks go through retryFinished, as a retry of one
+        // more attempt, so that a workflow step keeps its dependencies and revives its dependents.
+        this.runNow = update.set("run_at = " + now).whereIn(TaskStatus.PENDING).and("id = ?");
+        this.dialect = dialect;
     }
 
     public Task retry(long id, int additionalAttempts) {
@@ -88,16 +89,27 @@ public final class TaskOperations {
         }
         java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
         int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retry task " + id, c -> {
-            int updated = retryFinished.run(c, additionalAttempts, id);
-            if (updated == 1) {
-                // A workflow step cancelled while it waited waits again for what it still lacks.
-                rewait.run(c, id);
-                dependents.retried(c, id, released); // the steps its end cancelled wait for it again
-            }
-            return updated;
+            return retryIn(c, id, additionalAttempts, released);
         }));
         dependents.wake(released);
         return after(n, id, "retry", "only FAILED or CANCELLED tasks can be retried");
+    }
+
+    /**
+     * Sends a FAILED or CANCELLED task back to PENDING in {@code c}'s transaction: a workflow step
+     * that still lacks dependencies waits for them again, and the steps its end cancelled or counted
+     * wait for it again.
+     *
+     * @return 1 if the task was FAILED or CANCELLED, else 0
+     */
+    private int retryIn(java.sql.Connection c, long id, int additionalAttempts, java.util.Set<String> released)
+            throws java.sql.SQLException {
+        int updated = retryFinished.run(c, additionalAttempts, id);
+        if (updated == 1) {
+            rewait.run(c, id);
+            dependents.retried(c, id, released);
+        }
+        return updated;
     }
 
     public Task cancel(long id) {
@@ -128,25 +140,63 @@ public final class TaskOperations {
      */
     public Task delete(long id) {
         Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+        List<String> waiting = new ArrayList<>();
         int n = jdbc.inTransaction("Delete task " + id, c -> {
-            int deleted;
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id = ? AND status <> ?")) {
+            String status = null;
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT status FROM " + dialect.taskTableByKey() + " WHERE id = ?" + dialect.forUpdate())) {
                 ps.setLong(1, id);
-                ps.setString(2, TaskStatus.RUNNING.name());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        status = rs.getString(1);
+                    }
+                }
+            }
+            if (status == null || TaskStatus.RUNNING.name().equals(status)) {
+                return 0;
+            }
+            if (!TaskStatus.valueOf(status).isFinal()) {
+                // Steps waiting for an unfinished step would wait for ever once it is gone.
+                try (PreparedStatement ps = c.prepareStatement("SELECT t.id, t.step FROM dbtasks_dependency d"
+                        + " JOIN dbtasks_task t ON t.id = d.task_id WHERE d.depends_on = ? AND "
+                        + TaskUpdate.is("t.status", TaskStatus.WAITING) + " ORDER BY t.id")) {
+                    ps.setLong(1, id);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            String step = rs.getString(2);
+                            waiting.add(step == null ? "task " + rs.getLong(1) : "'" + step + "'");
+                        }
+                    }
+                }
+                if (!waiting.isEmpty()) {
+                    return 0;
+                }
+            }
+            int deleted;
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id = ?")) {
+                ps.setLong(1, id);
                 deleted = ps.executeUpdate();
             }
-            if (deleted > 0) {
-                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
-                    ps.setLong(1, id);
-                    ps.executeUpdate();
-                }
-                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id = ?")) {
-                    ps.setLong(1, id);
-                    ps.executeUpdate();
-                }
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
+                ps.setLong(1, id);
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_dependency WHERE task_id = ? OR depends_on = ?")) {
+                ps.setLong(1, id);
+                ps.setLong(2, id);
+                ps.executeUpdate();
             }
             return deleted;
         });
+        if (!waiting.isEmpty()) {
+            throw new IllegalTransitionException(
+                    "Cannot delete task " + id + " while it is " + task.status() + ": workflow steps "
+                            + String.join(", ", waiting.subList(0, Math.min(10, waiting.size())))
+                            + (waiting.size() > 10 ? " and " + (waiting.size() - 10) + " more" : "")
+                            + " wait for it; cancel it (which ends them too) and delete it then",
+                    task.status());
+        }
         if (n == 0) {
             Task now = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
             throw new IllegalTransitionException(
@@ -164,18 +214,36 @@ public final class TaskOperations {
     }
 
     /**
-     * Makes a task due now in one guarded UPDATE, so that no other change can come between the
-     * check of its state and the write: a PENDING task gets {@code run_at} now; a FAILED or CANCELLED
-     * one goes back to PENDING, due now, with one more attempt allowed. RUNNING and SUCCEEDED tasks
-     * are left as they are.
+     * Makes a task due now: a PENDING task gets {@code run_at} now in one guarded UPDATE; a FAILED or
+     * CANCELLED one is retried with one more attempt allowed, in the transaction {@link #retry} uses,
+     * so a workflow step cancelled by a failed dependency waits for it again (WAITING) instead of
+     * running, and the steps a failed step cancelled wait for it again. A WAITING step is refused: it
+     * runs when its dependencies have ended. RUNNING and SUCCEEDED tasks are left as they are.
      *
      * @param id the task
      * @return the task as read after the change
      * @throws TaskNotFoundException if there is no such task
-     * @throws IllegalTransitionException if it is RUNNING or SUCCEEDED
+     * @throws IllegalTransitionException if it is WAITING, RUNNING or SUCCEEDED
      */
     public Task runNow(long id) {
-        int n = update(runNow, id);
+        java.util.Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Run task " + id + " now", c -> {
+            // The retry first: a concurrent call that made the task PENDING meanwhile then finds it
+            // PENDING in the second UPDATE (the other order would find it in neither).
+            int updated = retryIn(c, id, 1, released);
+            return updated == 1 ? updated : runNow.run(c, id);
+        }));
+        dependents.wake(released);
+        if (n == 0) {
+            Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
+            if (task.status() == TaskStatus.WAITING) {
+                throw new IllegalTransitionException(
+                        "Cannot run now task " + id + " while it is WAITING: a workflow step runs once its"
+                                + " dependencies have ended; retry (or run now) a failed dependency, or cancel"
+                                + " the step",
+                        task.status());
+            }
+        }
         return after(n, id, "run now", "a RUNNING task is already running and a SUCCEEDED one is done");
     }
 

@@ -18,6 +18,9 @@ CREATE TABLE dbtasks_dependency (
     task_id     BIGINT      NOT NULL,
     depends_on  BIGINT      NOT NULL,
     on_failure  VARCHAR(32) NOT NULL,
+    -- Whether the end of depends_on has counted down task_id's waiting_for, so that it counts once;
+    -- a retry of depends_on sets it back (and the counter up) while task_id has not started.
+    satisfied   BOOLEAN     NOT NULL DEFAULT FALSE,
     PRIMARY KEY (depends_on, task_id),
     CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN', 'RUN_IF_ANY_FAILED'))
 );

@@ -35,13 +35,18 @@ CREATE TABLE dbtasks_dependency (
     task_id     BIGINT      NOT NULL,
     depends_on  BIGINT      NOT NULL,
     on_failure  VARCHAR(32) NOT NULL,
+    -- Whether the end of depends_on has counted down task_id's waiting_for, so that it counts once;
+    -- a retry of depends_on sets it back (and the counter up) while task_id has not started.
+    satisfied   BOOLEAN     NOT NULL DEFAULT FALSE,
     PRIMARY KEY (depends_on, task_id),
     CONSTRAINT dbtasks_dependency_on_failure_check CHECK (on_failure IN ('CANCEL', 'RUN', 'RUN_IF_ANY_FAILED'))
 );
 CREATE INDEX dbtasks_dependency_task_idx ON dbtasks_dependency (task_id);
 
--- WAITING joins the states. Added NOT VALID and validated apart, so the check of existing rows
--- does not hold the table's exclusive lock.
+-- WAITING joins the states. ADD CONSTRAINT takes the table's ACCESS EXCLUSIVE lock, and as Flyway
+-- runs this migration in one transaction, that lock is held until the commit: the VALIDATE's scan
+-- of every existing row runs under it (NOT VALID + VALIDATE only spares the lock when they commit
+-- apart). On a large task table, run the migration when the engines are stopped or quiet.
 ALTER TABLE dbtasks_task DROP CONSTRAINT dbtasks_task_status_check;
 ALTER TABLE dbtasks_task ADD CONSTRAINT dbtasks_task_status_check
     CHECK (status IN ('WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED')) NOT VALID;
