@@ -9,6 +9,9 @@ import io.dbtasks.TaskRequest;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.testing.TestDatabase;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -78,6 +81,17 @@ class LossyFailoverTest {
             long survived = 0;
             long renamed = 0;
             try (HikariDataSource ds = ChaosRun.pool(pair.url(false, "lossy"), 4)) {
+                try (Connection c = ds.getConnection();
+                        Statement s = c.createStatement();
+                        ResultSet rs = s.executeQuery(
+                                "SELECT dbtasks_epoch(), (SELECT timeline_id FROM pg_control_checkpoint())")) {
+                    rs.next();
+                    System.out.println("lossy failover: right after the promotion, epoch " + rs.getLong(1)
+                            + ", the last checkpoint's timeline " + rs.getLong(2));
+                    assertThat(rs.getLong(1))
+                            .as("the epoch right after the promotion, whatever the checkpoint")
+                            .isEqualTo(2);
+                }
                 DbTasks promoted = engine(ds, newTokens);
                 for (int i = 0; i < AFTER; i++) {
                     Task t = promoted.enqueue(request("new-" + i)).task();
