@@ -202,10 +202,12 @@ public final class MariaDbDialect implements Dialect {
             p.append(seg.matches("[0-9]+") ? "[" + seg + "]" : ".\"" + seg + "\"");
         }
         // As on PostgreSQL and H2: code points compared without padding, and a JSON null is no value.
+        // JSON_UNQUOTE returns utf8mb3 on some servers (MariaDB 11.4), which utf8mb4_nopad_bin cannot
+        // collate: the value is converted to utf8mb4 first, which loses nothing.
         return Optional.of(new PayloadSql(
                 "dbtasks_task",
                 List.of(),
-                "JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) COLLATE utf8mb4_nopad_bin = ?"
+                "CONVERT(JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) USING utf8mb4) COLLATE utf8mb4_nopad_bin = ?"
                         + " AND JSON_TYPE(JSON_EXTRACT(payload, ?)) <> 'NULL'",
                 List.of(p.toString(), value, p.toString())));
     }
