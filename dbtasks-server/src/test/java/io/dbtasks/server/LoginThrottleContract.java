@@ -32,6 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
             "spring.datasource.hikari.maximum-pool-size=6",
             "dbtasks.server.security.login-throttle.max-failures-per-user=3",
             "dbtasks.server.security.login-throttle.max-failures-per-address=10",
+            "dbtasks.server.security.login-throttle.max-failures-per-user-all-addresses=8",
             "dbtasks.server.security.login-throttle.window=10m"
         })
 @TestPropertySource(locations = "classpath:test-users-throttle.properties")
@@ -105,6 +106,39 @@ abstract class LoginThrottleContract {
     }
 
     @Test
+    void failuresFromOneAddressDoNotLockTheNameOutElsewhere() {
+        for (int i = 0; i < 3; i++) {
+            assertThat(stats("target", "wrong-" + i).status()).isEqualTo(401);
+        }
+        assertThat(stats("target", "target-secret").status())
+                .as("the guessing address")
+                .isEqualTo(429);
+        RawHttp owner = new RawHttp(port).from("127.0.1." + ADDRESS.incrementAndGet());
+        assertThat(stats(owner, "target", "target-secret").status())
+                .as("the name's owner from another address")
+                .isEqualTo(200);
+    }
+
+    @Test
+    void guessesSpreadOverAddressesThrottleTheNameExceptWhereItLoggedInBefore() {
+        RawHttp owner = new RawHttp(port).from("127.0.2." + ADDRESS.incrementAndGet());
+        assertThat(stats(owner, "target2", "target2-secret").status()).isEqualTo(200);
+        for (int a = 0; a < 4; a++) {
+            RawHttp guesser = new RawHttp(port).from("127.0.3." + ADDRESS.incrementAndGet());
+            for (int i = 0; i < 2; i++) {
+                assertThat(stats(guesser, "target2", "wrong-" + i).status()).isEqualTo(401);
+            }
+        }
+        RawHttp fresh = new RawHttp(port).from("127.0.3." + ADDRESS.incrementAndGet());
+        assertThat(stats(fresh, "target2", "target2-secret").status())
+                .as("a new address once the name failed 8 times across addresses")
+                .isEqualTo(429);
+        assertThat(stats(owner, "target2", "target2-secret").status())
+                .as("the address the name logged in from before")
+                .isEqualTo(200);
+    }
+
+    @Test
     void oneAddressIsThrottledAcrossUserNames() {
         for (int i = 0; i < 10; i++) {
             assertThat(stats("nobody-" + i + "-" + run, "x").status()).isEqualTo(401);
@@ -148,7 +182,11 @@ abstract class LoginThrottleContract {
     }
 
     private RawHttp.Response stats(String user, String password) {
-        return http.send("GET", "/api/stats", Map.of("Authorization", RawHttp.basic(user, password)), null);
+        return stats(http, user, password);
+    }
+
+    private static RawHttp.Response stats(RawHttp client, String user, String password) {
+        return client.send("GET", "/api/stats", Map.of("Authorization", RawHttp.basic(user, password)), null);
     }
 
     /** @return where the login form's POST redirects */
