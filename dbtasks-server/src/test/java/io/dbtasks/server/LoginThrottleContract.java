@@ -66,8 +66,11 @@ abstract class LoginThrottleContract {
     @Test
     void basicIsThrottledPerUserNameWithoutCheckingThePassword() {
         double before = failures();
+        long checked = Long.MAX_VALUE; // the fastest checked wrong password: one bcrypt of cost 9
         for (int i = 0; i < 3; i++) {
+            long t = System.nanoTime();
             assertThat(stats("slow", "wrong-" + i).status()).isEqualTo(401);
+            checked = Math.min(checked, (System.nanoTime() - t) / 1_000_000);
         }
         long start = System.nanoTime();
         RawHttp.Response throttled = stats("slow", "slow-secret");
@@ -76,8 +79,10 @@ abstract class LoginThrottleContract {
         assertThat(throttled.contentType()).startsWith("application/problem+json");
         assertThat(throttled.header("Retry-After")).matches("[1-9][0-9]*");
         assertThat(mapper.readTree(throttled.body()).path("detail").asString()).contains("Too many failed logins");
-        // No bcrypt of cost 9 was paid for it (one takes about 100 ms or more here).
-        assertThat(millis).as("throttled answer took %d ms", millis).isLessThan(60);
+        // No bcrypt of cost 9 was paid for it: it took well under a checked password's time.
+        assertThat(millis)
+                .as("throttled answer took %d ms, a checked wrong password %d ms", millis, checked)
+                .isLessThan(checked / 2);
         // Another user from the same address is not held up.
         assertThat(stats("operator", "operator-secret").status()).isEqualTo(200);
         assertThat(failures() - before).isGreaterThanOrEqualTo(3);
