@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * enqueues, claims and grants as many again. No id acknowledged by the old primary may name another
  * task on the new one, and no fencing token (claim or lock) may be issued on both; ids and tokens
  * issued after the promotion are greater than every one issued before it. Skipped with the reason
- * where the PostgreSQL binaries (Debian's postgresql) are missing. About 10 s.
+ * where the PostgreSQL binaries (Debian's postgresql) are missing. 30-60 s on the shared 2-core
+ * machine, most of it the pair's start (initdb, base backup).
  */
 class LossyFailoverTest {
     private static final String KIND = "lossy";
