@@ -6,7 +6,6 @@ import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.chaos.PatroniCluster.Member;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -438,8 +437,8 @@ final class PatroniRun {
 
     private void startWorker(int slot, String url) throws IOException {
         String id = name + "-w" + slot + "-g" + (generation++);
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String classpath = ChaosFixtures.classpath();
+        String java = ChaosFixtures.java();
         processes.set(
                 slot,
                 new ProcessBuilder(
