@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -136,11 +135,11 @@ class PatroniChaosTest {
     }
 
     /**
-     * Every fault with synchronous mode, the engines behind PgBouncer: one PgBouncer per member, in
-     * front of that member only, and the multi-host URL over the bouncers with {@code
-     * targetServerType=primary}. The driver asks each new connection whether its server is the primary
-     * ({@code transaction_read_only}), through the bouncer: the answer is the member's, since every
-     * server connection of a bouncer goes to its one member. Runs only when {@code
+     * Every fault with synchronous mode, the engines behind PgBouncer ({@link PatroniBouncers}): one
+     * PgBouncer per member, in front of that member only, and the multi-host URL over the bouncers
+     * with {@code targetServerType=primary}; a member's bouncer is restarted when the member changes
+     * role, as a Patroni {@code on_role_change} callback would (PgBouncer replays the {@code
+     * in_hot_standby} it cached, from which the driver takes the role). Runs only when {@code
      * -Dchaos.patroni.pgbouncer} names pool modes ({@code run-chaos.sh} passes {@code
      * session,transaction}).
      */
@@ -196,26 +195,13 @@ class PatroniChaosTest {
         if (poolMode == null) {
             r = run.run();
         } else {
-            List<PgBouncer> bouncers = new ArrayList<>();
-            try {
-                for (PatroniCluster.Member m : cluster.members()) {
-                    // session mode holds a server connection per client connection: room for every
-                    // worker's pool, the enqueuer's and the checks'
-                    bouncers.add(PgBouncer.start(cluster.url(m, "chaos"), poolMode, WORKERS * 12 + 20));
-                }
+            // session mode holds a server connection per client connection: room for every worker's
+            // pool, the enqueuer's and the checks'
+            try (PatroniBouncers bouncers = new PatroniBouncers(cluster, poolMode, WORKERS * 12 + 20)) {
                 boolean transaction = poolMode.equals("transaction");
-                String url = "jdbc:postgresql://"
-                        + bouncers.stream()
-                                .map(b -> b.jdbcUrl()
-                                        .substring("jdbc:postgresql://".length())
-                                        .split("/")[0])
-                                .collect(Collectors.joining(","))
-                        + "/chaos?user=postgres&targetServerType=primary&hostRecheckSeconds=1&connectTimeout=2"
-                        + "&socketTimeout=10&loginTimeout=5"
-                        + (transaction ? "&prepareThreshold=0" : "");
-                r = run.through(url, transaction, "pgbouncer-" + poolMode).run();
-            } finally {
-                bouncers.forEach(PgBouncer::close);
+                r = run.through(bouncers.url("chaos"), transaction, "pgbouncer-" + poolMode)
+                        .run();
+                r.put("bouncerRestarts", bouncers.restarts());
             }
             key += " behind pgbouncer (" + poolMode + " mode)";
         }
