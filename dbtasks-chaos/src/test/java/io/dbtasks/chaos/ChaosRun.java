@@ -481,8 +481,8 @@ final class ChaosRun {
         return null;
     }
 
-    private void terminateBackends() throws SQLException {
-        try (Connection c = DriverManager.getConnection(url);
+    private void terminateBackends() throws SQLException, InterruptedException {
+        try (Connection c = connectForFault();
                 Statement s = c.createStatement()) {
             if (url.startsWith("jdbc:postgresql:")) {
                 try (ResultSet rs = s.executeQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
@@ -508,6 +508,25 @@ final class ChaosRun {
                     }
                 }
                 log("killed " + killed + " connections");
+            }
+        }
+    }
+
+    /**
+     * A connection of the fault's own, tried for up to 10 s: on a server shared with other clients
+     * its connection slots may all be taken for a moment, which is no reason to fail the run.
+     */
+    private Connection connectForFault() throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                return DriverManager.getConnection(url);
+            } catch (SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                log("cannot connect to strike (" + e.getMessage() + "); again in 500 ms");
+                Thread.sleep(500);
             }
         }
     }
