@@ -11,7 +11,7 @@ import javax.sql.DataSource;
  * whose effect was written twice shows up as two rows, and the checker counts them.
  *
  * <ul>
- *   <li>{@code chaos_effect}: one row per run of a transactional task, written by a {@link
+ *   <li>{@code chaos_effect}: one row per run of a transactional task or workflow step, written by a {@link
  *       io.dbtasks.TransactionalTaskHandler} in the engine's transaction, so it must exist exactly
  *       once per SUCCEEDED task;
  *   <li>{@code chaos_plain_effect}: one row per run of a plain task, written on a connection of the
@@ -27,6 +27,11 @@ public final class ChaosSchema {
     public static final String TX_KIND = "chaos.tx";
     /** The kind whose effect is written outside the engine's transaction. */
     public static final String PLAIN_KIND = "chaos.plain";
+    /**
+     * The kind of the workflow workload's steps ({@link WorkflowEnqueuer}): transactional, its effect
+     * in {@code chaos_effect} as {@link #TX_KIND}'s, with shorter work.
+     */
+    public static final String STEP_KIND = "chaos.step";
 
     private ChaosSchema() {}
 
