@@ -33,6 +33,15 @@ public final class ChaosSchema {
      */
     public static final String STEP_KIND = "chaos.step";
 
+    /**
+     * The chunk kind of the batch-callback scenario: each chunk writes its effect in {@code
+     * chaos_effect}; the last chunk (by index) works 500 ms, then prints {@code LAST <batch id>} and
+     * works 50 ms more in its settle transaction, so that a kill can be timed around its settle.
+     */
+    public static final String CHUNK_KIND = "chaos.chunk";
+    /** The batch-callback scenario's callback kind: transactional, its effect in {@code chaos_effect}. */
+    public static final String CALLBACK_KIND = "chaos.callback";
+
     private ChaosSchema() {}
 
     /**

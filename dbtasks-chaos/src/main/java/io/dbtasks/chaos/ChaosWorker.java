@@ -111,6 +111,21 @@ public final class ChaosWorker {
                     effect(tx, ctx);
                     Thread.sleep(20 + ThreadLocalRandom.current().nextInt(60));
                 })
+                .chunkHandler(ChaosSchema.CHUNK_KIND, Void.class, (chunk, tx, params) -> {
+                    witness(chunk.task());
+                    effect(tx, chunk.task());
+                    if (chunk.chunk() == chunk.chunks() - 1) {
+                        Thread.sleep(500);
+                        System.out.println("LAST " + chunk.batchId());
+                        Thread.sleep(50);
+                    } else {
+                        Thread.sleep(10);
+                    }
+                })
+                .transactionalHandler(ChaosSchema.CALLBACK_KIND, Void.class, (ctx, tx, payload) -> {
+                    witness(ctx);
+                    effect(tx, ctx);
+                })
                 .handler(ChaosSchema.PLAIN_KIND, Void.class, (ctx, payload) -> {
                     witness(ctx);
                     work();
