@@ -236,12 +236,28 @@ class DashboardBrowserTest {
         String queue = "idle-wf-" + run; // no engine works it: the steps keep their states
         io.dbtasks.workflow.WorkflowRun wf = dbTasks.workflows()
                 .insert(io.dbtasks.workflow.Workflow.named("diamond-" + run)
-                        .step("extract", TaskRequest.builder(DemoHandlers.FLAKY).queue(queue).build())
-                        .step("clean", TaskRequest.builder(DemoHandlers.FLAKY).queue(queue).build(), "extract")
-                        .step("enrich", TaskRequest.builder(DemoHandlers.FLAKY).queue(queue).build(), "extract")
+                        .step(
+                                "extract",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build())
+                        .step(
+                                "clean",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
+                                "extract")
+                        .step(
+                                "enrich",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
+                                "extract")
                         .step(
                                 "load",
-                                TaskRequest.builder(DemoHandlers.FLAKY).queue(queue).build(),
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
                                 "clean",
                                 "enrich")
                         .build());
