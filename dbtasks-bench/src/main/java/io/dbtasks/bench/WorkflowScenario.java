@@ -21,8 +21,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Waiting steps out of the claim's way: the no-op burn-down of {@code --burndown-tasks} at the
  * fixed worker count, once with {@code --waiting-tasks} WAITING steps in the table (in the
  * burn-down's own queue, each waiting for a gate step that never runs, with its dependency edge)
- * and once without, in {@value #PAIRS} alternated pairs; the ratio with/without of each pair is
- * logged. The waiting steps are bulk-inserted as the engine inserts them (status WAITING, a
+ * and once without, twice each in the order without, with, with, without (the waiting steps
+ * inserted once for both runs beside them); the two ratios with/without are logged. The waiting steps are bulk-inserted as the engine inserts them (status WAITING, a
  * workflow and a step name, {@code waiting_for} 1).
  *
  * <p>Chains against single tasks: {@code --chains} workflows of {@value #CHAIN} steps in a line
@@ -34,12 +34,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Batch callbacks: a batch of {@code --burndown-tasks} no-op chunks (at most {@value
  * #MAX_CHUNKS}) run at the largest burn-down worker count, with an on-finish callback and without,
- * in {@value #PAIRS} alternated pairs. Every chunk's settle counts the callback's row down under
+ * in the order without, with, with, without. Every chunk's settle counts the callback's row down under
  * its row lock, so the settles of one batch's chunks queue on that row; the ratio shows what that
  * costs when many chunks settle at once.
  */
 final class WorkflowScenario implements Scenario {
-    static final int PAIRS = Integer.getInteger("dbtasks.bench.workflow.pairs", 3);
     static final int CHAIN = 10;
     private static final String STEP_KIND = "bench.step";
     private static final String CHUNK_KIND = "bench.chunk";
@@ -58,39 +57,45 @@ final class WorkflowScenario implements Scenario {
         burner.warmUpOnce(c.fixedWorkers(), c.burndownTasks());
         int workers = c.fixedWorkers();
         long waiting = c.waitingTasks();
-        List<Double> ratios = new ArrayList<>();
-        for (int pair = 0; pair < PAIRS; pair++) {
-            double[] seconds = new double[2];
-            for (boolean with : pair % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
+        // A B B A: without, with, with, without. The waiting steps are inserted once and stay for
+        // both runs beside them; between those, only the burned tasks and their attempts go.
+        double[] seconds = new double[4];
+        boolean[] order = {false, true, true, false};
+        for (int k = 0; k < order.length; k++) {
+            boolean with = order[k];
+            if (k == 2) {
+                removeBurned(run);
+            } else {
                 clear(run);
-                if (with) {
-                    long start = System.nanoTime();
-                    insertWaiting(run, waiting);
-                    Log.line("workflows: " + waiting + " waiting steps inserted in "
-                            + (System.nanoTime() - start) / 1_000_000 + " ms");
-                }
-                run.tasks().insertPending(c.burndownTasks());
-                run.tasks().settle();
-                double s = burner.burn(workers, 1, c.burndownTasks());
-                seconds[with ? 1 : 0] = s;
-                Result r = Result.throughput(
-                        name(),
-                        run.db(),
-                        "W=" + workers + (with ? " beside " + waiting + " waiting steps" : " no waiting steps"),
-                        with ? "burn-down beside waiting steps" : "burn-down alone",
-                        workers,
-                        c.burndownTasks(),
-                        s);
-                Log.result(r);
-                results.add(r);
             }
-            double ratio = seconds[0] / seconds[1];
-            ratios.add(ratio);
+            if (with && k == 1) {
+                long start = System.nanoTime();
+                insertWaiting(run, waiting);
+                Log.line("workflows: " + waiting + " waiting steps inserted in "
+                        + (System.nanoTime() - start) / 1_000_000 + " ms");
+            }
+            run.tasks().insertPending(c.burndownTasks());
+            run.tasks().settle();
+            double s = burner.burn(workers, 1, c.burndownTasks());
+            seconds[k] = s;
+            Result r = Result.throughput(
+                    name(),
+                    run.db(),
+                    "W=" + workers + (with ? " beside " + waiting + " waiting steps" : " no waiting steps"),
+                    with ? "burn-down beside waiting steps" : "burn-down alone",
+                    workers,
+                    c.burndownTasks(),
+                    s);
+            Log.result(r);
+            results.add(r);
+        }
+        List<Double> ratios = List.of(seconds[0] / seconds[1], seconds[3] / seconds[2]);
+        for (int pair = 0; pair < ratios.size(); pair++) {
             Log.line(String.format(
                     Locale.ROOT,
                     "workflows: pair %d, burn-down rate with/without waiting steps %.3f",
                     pair + 1,
-                    ratio));
+                    ratios.get(pair)));
         }
         Log.line("workflows: ratios with/without " + ratios);
         clear(run);
@@ -210,9 +215,11 @@ final class WorkflowScenario implements Scenario {
         int workers = c.workers().stream().mapToInt(Integer::intValue).max().orElse(c.fixedWorkers());
         List<Result> results = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
-        for (int pair = 0; pair < PAIRS; pair++) {
-            double[] seconds = new double[2];
-            for (boolean with : pair % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
+        double[] seconds = new double[4];
+        boolean[] order = {false, true, true, false};
+        for (int k = 0; k < order.length; k++) {
+            boolean with = order[k];
+            {
                 clear(run);
                 try (com.zaxxer.hikari.HikariDataSource pool = run.pool("bench-batch", workers + 4)) {
                     DbTasks engine = DbTasks.builder(pool)
@@ -239,7 +246,7 @@ final class WorkflowScenario implements Scenario {
                         }
                         Thread.sleep(20);
                     }
-                    seconds[with ? 1 : 0] = (System.nanoTime() - start) / 1e9;
+                    seconds[k] = (System.nanoTime() - start) / 1e9;
                     engine.close();
                 }
                 Result r = Result.throughput(
@@ -250,15 +257,13 @@ final class WorkflowScenario implements Scenario {
                         with ? "batch with callback" : "batch without callbacks",
                         workers,
                         chunks,
-                        seconds[with ? 1 : 0]);
+                        seconds[k]);
                 Log.result(r);
                 results.add(r);
             }
-            double ratio = seconds[0] / seconds[1];
-            ratios.add(ratio);
-            Log.line(String.format(
-                    Locale.ROOT, "workflows: pair %d, batch rate with/without a callback %.3f", pair + 1, ratio));
         }
+        ratios.add(seconds[0] / seconds[1]);
+        ratios.add(seconds[3] / seconds[2]);
         Log.line("workflows: batch ratios with/without a callback " + ratios);
         return results;
     }
@@ -293,6 +298,15 @@ final class WorkflowScenario implements Scenario {
         double[] a = out.stream().mapToDouble(Double::doubleValue).toArray();
         Arrays.sort(a);
         return a;
+    }
+
+    /** Deletes the burned-down tasks and every attempt, leaving the waiting steps. */
+    private static void removeBurned(BenchRun run) throws SQLException {
+        try (Connection c = run.admin().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("DELETE FROM dbtasks_attempt");
+            s.execute("DELETE FROM dbtasks_task WHERE status = 'SUCCEEDED'");
+        }
     }
 
     /** Empties the task, attempt, dependency and workflow tables. */
