@@ -32,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * the claim, the no-op run and the settle), its hand-off (the dependency's finish to its own start)
  * and the single task's enqueue-to-start (its {@code created_at} to its attempt's start).
  *
- * <p>Batch callbacks: a batch of {@code --burndown-tasks} no-op chunks (at most {@value
+ * <p>Batch callbacks: a batch of {@code --tasks} no-op chunks (at most {@value
  * #MAX_CHUNKS}) run at the largest burn-down worker count, with an on-finish callback and without,
  * in the order without, with, with, without. Every chunk's settle counts the callback's row down under
  * its row lock, so the settles of one batch's chunks queue on that row; the ratio shows what that
@@ -42,7 +42,9 @@ final class WorkflowScenario implements Scenario {
     static final int CHAIN = 10;
     private static final String STEP_KIND = "bench.step";
     private static final String CHUNK_KIND = "bench.chunk";
-    static final int MAX_CHUNKS = 20_000;
+    static final int MAX_CHUNKS = 2_000;
+    /** Which parts run: {@code waiting}, {@code chains}, {@code callbacks}, comma-separated. */
+    static final String PARTS = System.getProperty("dbtasks.bench.workflow.parts", "waiting,chains,callbacks");
 
     @Override
     public String name() {
@@ -54,6 +56,9 @@ final class WorkflowScenario implements Scenario {
         BenchConfig c = run.config();
         List<Result> results = new ArrayList<>();
         Burner burner = new Burner(run);
+        if (!PARTS.contains("waiting")) {
+            return rest(run, results);
+        }
         burner.warmUpOnce(c.fixedWorkers(), c.burndownTasks());
         int workers = c.fixedWorkers();
         long waiting = c.waitingTasks();
@@ -98,11 +103,19 @@ final class WorkflowScenario implements Scenario {
                     ratios.get(pair)));
         }
         Log.line("workflows: ratios with/without " + ratios);
+        return rest(run, results);
+    }
+
+    private List<Result> rest(BenchRun run, List<Result> results) throws Exception {
         clear(run);
-        results.addAll(chains(run));
-        clear(run);
-        results.addAll(callbacks(run));
-        clear(run);
+        if (PARTS.contains("chains")) {
+            results.addAll(chains(run));
+            clear(run);
+        }
+        if (PARTS.contains("callbacks")) {
+            results.addAll(callbacks(run));
+            clear(run);
+        }
         return results;
     }
 
@@ -244,7 +257,7 @@ final class WorkflowScenario implements Scenario {
                         if (System.nanoTime() > deadline) {
                             throw new IllegalStateException("batch " + batch + " not finished after 10 minutes");
                         }
-                        Thread.sleep(20);
+                        Thread.sleep(100);
                     }
                     seconds[k] = (System.nanoTime() - start) / 1e9;
                     engine.close();
