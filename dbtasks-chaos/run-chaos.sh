@@ -15,6 +15,9 @@
 # every node and three nodes in turn killed with kill -9 and restarted (IST), the burn-down of 5,000
 # ready tasks on three nodes against one (three runs each, medians), and the lock workload with its
 # processes on two nodes for 60 s.
+# The workflow workload: CHAOS_WORKFLOWS workflows (default 1,000) of 10 steps with random
+# dependencies on PostgreSQL and MariaDB, workers killed (kill -9) and paused past the lease
+# CHAOS_WORKFLOW_FAULTS times each (default 5).
 # Then the Patroni scenarios (PatroniChaosTest: a three-member etcd and two PostgreSQL members under
 # Patroni; kill -9 of the leader's postmaster, a stopped leader host, a switchover; each with
 # synchronous_mode and with asynchronous replication), CHAOS_PATRONI_TASKS tasks (default 1,500) per
@@ -24,7 +27,8 @@
 #   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size; CHAOS_GALERA_TASKS,
 #   CHAOS_GALERA_KILLS, CHAOS_GALERA_BURN, CHAOS_GALERA_RUNS, CHAOS_GALERA_LOCK_SECONDS the Galera part;
 #   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS the Patroni part; CHAOS_LIMITS_TASKS, CHAOS_LIMITS_KEYS,
-#   CHAOS_LIMITS_WORKERS, CHAOS_LIMITS_FAULTS the limits workload.
+#   CHAOS_LIMITS_WORKERS, CHAOS_LIMITS_FAULTS the limits workload; CHAOS_WORKFLOWS,
+#   CHAOS_WORKFLOW_FAULTS the workflow workload.
 # Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,12 +37,13 @@ mkdir -p "$(dirname "$report")"
 : > "$report"
 start=$(date +%s)
 ./mvnw -B test -pl dbtasks-chaos -am \
-  -Dtest='ChaosTest,LockWorkloadTest,LimitWorkloadTest,GaleraChaosTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
+  -Dtest='ChaosTest,LockWorkloadTest,LimitWorkloadTest,WorkflowWorkloadTest,GaleraChaosTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
   -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
   -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
   -Dchaos.galera.tasks="${CHAOS_GALERA_TASKS:-3000}" -Dchaos.galera.kills="${CHAOS_GALERA_KILLS:-3}" \
   -Dchaos.galera.burn="${CHAOS_GALERA_BURN:-5000}" -Dchaos.galera.runs="${CHAOS_GALERA_RUNS:-3}" \
   -Dchaos.galera.lock.seconds="${CHAOS_GALERA_LOCK_SECONDS:-60}" \
+  -Dchaos.workflows="${CHAOS_WORKFLOWS:-1000}" -Dchaos.workflow.faults="${CHAOS_WORKFLOW_FAULTS:-5}" \
   -Dchaos.patroni.tasks="${CHAOS_PATRONI_TASKS:-1500}" -Dchaos.patroni.runs="${CHAOS_PATRONI_RUNS:-3}" \
   -Dchaos.limits.tasks="${CHAOS_LIMITS_TASKS:-6000}" -Dchaos.limits.keys="${CHAOS_LIMITS_KEYS:-16}" \
   -Dchaos.limits.workers="${CHAOS_LIMITS_WORKERS:-4}" -Dchaos.limits.faults="${CHAOS_LIMITS_FAULTS:-10}" \

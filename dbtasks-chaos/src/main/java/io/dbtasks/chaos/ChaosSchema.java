@@ -11,7 +11,7 @@ import javax.sql.DataSource;
  * whose effect was written twice shows up as two rows, and the checker counts them.
  *
  * <ul>
- *   <li>{@code chaos_effect}: one row per run of a transactional task, written by a {@link
+ *   <li>{@code chaos_effect}: one row per run of a transactional task or workflow step, written by a {@link
  *       io.dbtasks.TransactionalTaskHandler} in the engine's transaction, so it must exist exactly
  *       once per SUCCEEDED task;
  *   <li>{@code chaos_plain_effect}: one row per run of a plain task, written on a connection of the
@@ -32,6 +32,20 @@ public final class ChaosSchema {
     public static final String TX_KIND = "chaos.tx";
     /** The kind whose effect is written outside the engine's transaction. */
     public static final String PLAIN_KIND = "chaos.plain";
+    /**
+     * The kind of the workflow workload's steps ({@link WorkflowEnqueuer}): transactional, its effect
+     * in {@code chaos_effect} as {@link #TX_KIND}'s, with shorter work.
+     */
+    public static final String STEP_KIND = "chaos.step";
+
+    /**
+     * The chunk kind of the batch-callback scenario: each chunk writes its effect in {@code
+     * chaos_effect}; the last chunk (by index) works 500 ms, then prints {@code LAST <batch id>} and
+     * works 50 ms more in its settle transaction, so that a kill can be timed around its settle.
+     */
+    public static final String CHUNK_KIND = "chaos.chunk";
+    /** The batch-callback scenario's callback kind: transactional, its effect in {@code chaos_effect}. */
+    public static final String CALLBACK_KIND = "chaos.callback";
 
     private ChaosSchema() {}
 

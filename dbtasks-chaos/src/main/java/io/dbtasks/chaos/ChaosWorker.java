@@ -13,7 +13,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 /**
- * A chaos worker process: one engine working queue {@value ChaosSchema#QUEUE} until its standard
+ * A chaos worker process: one engine working queue {@value ChaosSchema#QUEUE} (the task workload's
+ * two kinds and the workflow workload's steps) until its standard
  * input says {@code STOP} or closes, then a graceful stop. The parent kills it, stops it ({@code
  * SIGSTOP}), cuts its network or its database connections at will.
  *
@@ -118,6 +119,26 @@ public final class ChaosWorker {
                     }
                     work();
                 })
+                .transactionalHandler(ChaosSchema.STEP_KIND, Void.class, (ctx, tx, payload) -> {
+                    witness(ctx);
+                    effect(tx, ctx);
+                    Thread.sleep(20 + ThreadLocalRandom.current().nextInt(60));
+                })
+                .chunkHandler(ChaosSchema.CHUNK_KIND, Void.class, (chunk, tx, params) -> {
+                    witness(chunk.task());
+                    effect(tx, chunk.task());
+                    if (chunk.chunk() == chunk.chunks() - 1) {
+                        Thread.sleep(500);
+                        System.out.println("LAST " + chunk.batchId());
+                        Thread.sleep(50);
+                    } else {
+                        Thread.sleep(10);
+                    }
+                })
+                .transactionalHandler(ChaosSchema.CALLBACK_KIND, Void.class, (ctx, tx, payload) -> {
+                    witness(ctx);
+                    effect(tx, ctx);
+                })
                 .handler(ChaosSchema.PLAIN_KIND, Void.class, (ctx, payload) -> {
                     witness(ctx);
                     work();
@@ -131,6 +152,16 @@ public final class ChaosWorker {
                     }
                 })
                 .build();
+    }
+
+    private static void effect(Connection tx, io.dbtasks.TaskContext ctx) throws java.sql.SQLException {
+        try (PreparedStatement ps =
+                tx.prepareStatement("INSERT INTO chaos_effect (task_id, token, worker) VALUES (?, ?, ?)")) {
+            ps.setLong(1, ctx.taskId());
+            ps.setLong(2, ctx.fencingToken());
+            ps.setString(3, ctx.workerId());
+            ps.executeUpdate();
+        }
     }
 
     /**

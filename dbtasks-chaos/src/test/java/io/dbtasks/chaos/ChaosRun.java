@@ -83,6 +83,10 @@ final class ChaosRun {
     private StandbyPair standbyPair;
     private final List<Long> failoverRecoveriesMs = new ArrayList<>();
     private long respawns;
+    /** The workflow workload instead of the task workload: workflows, steps each (0: tasks). */
+    private int workflows;
+
+    private int stepsPerWorkflow;
     private int limitKeys;
 
     /**
@@ -138,6 +142,21 @@ final class ChaosRun {
      */
     ChaosRun proxiesOnTheSamePort(String base) {
         this.proxyAddressBase = base;
+        return this;
+    }
+
+    /**
+     * Runs the workflow workload instead of the task workload: {@code count} workflows of {@code
+     * steps} steps with random dependencies ({@link WorkflowEnqueuer}), checked by the {@link
+     * WorkflowChecker}; the run's {@code tasks} is not used.
+     *
+     * @param count workflows
+     * @param steps steps per workflow
+     * @return this
+     */
+    ChaosRun workflows(int count, int steps) {
+        this.workflows = count;
+        this.stepsPerWorkflow = steps;
         return this;
     }
 
@@ -209,14 +228,19 @@ final class ChaosRun {
             }
             long start = System.nanoTime();
             Enqueuer enqueuer = new Enqueuer(client, acknowledged, limitKeys);
-            for (int i = 0; i < tasks; i++) {
+            WorkflowEnqueuer workflowEnqueuer = new WorkflowEnqueuer(client, ds, acknowledged, random.nextLong());
+            for (int i = 0; i < tasks && workflows == 0; i++) {
                 attempted.add("chaos-" + i);
             }
             Duration spread = Duration.ofSeconds(Math.max(20, (long) faultsPerKind * kinds.size() * 4L));
             Thread enqueueing = new Thread(
                     () -> {
                         try {
-                            enqueuer.run(tasks, 50, spread);
+                            if (workflows > 0) {
+                                workflowEnqueuer.run(workflows, stepsPerWorkflow, spread);
+                            } else {
+                                enqueuer.run(tasks, 50, spread);
+                            }
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }
@@ -232,7 +256,8 @@ final class ChaosRun {
             long faultsDone = System.nanoTime();
             long deadlocksAfterFaultsStart = deadlocks.sample();
             enqueueing.join(TimeUnit.MINUTES.toMillis(10));
-            log("enqueued " + acknowledged.size() + " (" + enqueuer.failedCalls() + " failed calls retried); draining");
+            log("enqueued " + acknowledged.size() + (workflows > 0 ? " workflows" : "") + " ("
+                    + (enqueuer.failedCalls() + workflowEnqueuer.failedCalls()) + " failed calls retried); draining");
             long drainDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
             while (open(ds) > 0 && System.nanoTime() < drainDeadline) {
                 respawn();
@@ -278,7 +303,10 @@ final class ChaosRun {
             if (ownPostgres != null) {
                 report.put("deadlocksInServerLog", ownPostgres.logLinesContaining("deadlock detected"));
             }
-            report.putAll(Checker.check(ds, attempted, acknowledged));
+            report.putAll(
+                    workflows > 0
+                            ? WorkflowChecker.check(ds, acknowledged, stepsPerWorkflow)
+                            : Checker.check(ds, attempted, acknowledged));
             if (limitKeys > 0) {
                 report.putAll(LimitChecker.check(ds));
             }
@@ -603,6 +631,8 @@ final class ChaosRun {
             for (String t : List.of(
                     "dbtasks_attempt",
                     "dbtasks_task",
+                    "dbtasks_dependency",
+                    "dbtasks_workflow",
                     "dbtasks_lock",
                     "dbtasks_lock_waiter",
                     "dbtasks_limit",

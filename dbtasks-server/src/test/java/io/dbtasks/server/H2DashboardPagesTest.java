@@ -255,7 +255,12 @@ class H2DashboardPagesTest {
                 .contains("dash-wf-" + run)
                 .contains("data-step=\"first\"")
                 .contains("data-step=\"second\"")
-                .contains("WAITING");
+                .contains("WAITING")
+                .contains("id=\"workflow-graph\"")
+                .contains("data-from=\"first\" data-to=\"second\"")
+                .contains("href=\"/dashboard/tasks/" + wf.taskId("second") + "\"");
+        RawHttp.Response queues = http.send("GET", "/dashboard/queues", Map.of("Authorization", VIEWER), null);
+        assertThat(queues.body()).contains(">waiting</th>");
         RawHttp.Response task =
                 http.send("GET", "/dashboard/tasks/" + wf.taskId("second"), Map.of("Authorization", VIEWER), null);
         assertThat(task.body()).contains("/dashboard/workflows/" + wf.id());
