@@ -46,7 +46,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new ScheduleScenario(),
                     new QuartzScheduleScenario(),
                     new RetentionScenario(),
-                    new HistoryScenario())
+                    new HistoryScenario(),
+                    new WorkflowScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 
@@ -115,6 +116,18 @@ public final class BenchCommand implements Callable<Integer> {
             defaultValue = "32",
             description = "workers of the history scenario's burn-downs")
     int historyWorkers;
+
+    @Option(
+            names = "--waiting-tasks",
+            defaultValue = "1000000",
+            description = "WAITING workflow steps the workflows scenario puts beside its burn-down")
+    long waitingTasks;
+
+    @Option(
+            names = "--chains",
+            defaultValue = "200",
+            description = "10-step chains the workflows scenario runs one at a time")
+    int chains;
 
     @Option(names = "--soak-tasks", defaultValue = "1000000", description = "tasks the soak burns down")
     int soakTasks;
@@ -273,6 +286,8 @@ public final class BenchCommand implements Callable<Integer> {
                 Duration.ofMillis(jobRunrPollMillis),
                 historyTasks,
                 historyWorkers,
+                waitingTasks,
+                chains,
                 workload.workload());
         return smoke ? c.smoke() : c;
     }

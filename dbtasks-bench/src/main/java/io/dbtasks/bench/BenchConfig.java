@@ -45,6 +45,8 @@ import java.util.TreeSet;
  * @param jobRunrPoll JobRunr's poll interval
  * @param historyTasks finished tasks the history scenario loads
  * @param historyWorkers the worker count of the history scenario's burn-downs
+ * @param waitingTasks WAITING workflow steps the workflows scenario puts beside its burn-down
+ * @param chains chains of steps the workflows scenario runs one at a time
  * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
  *     measurements and of the child JVMs' warm-up
  */
@@ -84,6 +86,8 @@ record BenchConfig(
         Duration jobRunrPoll,
         long historyTasks,
         int historyWorkers,
+        long waitingTasks,
+        int chains,
         Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
@@ -102,7 +106,8 @@ record BenchConfig(
             "schedules",
             "quartz",
             "retention",
-            "history");
+            "history",
+            "workflows");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -142,6 +147,8 @@ record BenchConfig(
                 jobRunrPoll,
                 2000,
                 2,
+                2000,
+                3,
                 workload.smoke());
     }
 

@@ -11,11 +11,16 @@ import javax.sql.DataSource;
  * whose effect was written twice shows up as two rows, and the checker counts them.
  *
  * <ul>
- *   <li>{@code chaos_effect}: one row per run of a transactional task, written by a {@link
+ *   <li>{@code chaos_effect}: one row per run of a transactional task or workflow step, written by a {@link
  *       io.dbtasks.TransactionalTaskHandler} in the engine's transaction, so it must exist exactly
  *       once per SUCCEEDED task;
  *   <li>{@code chaos_plain_effect}: one row per run of a plain task, written on a connection of the
  *       handler's own, so a task run again after a lost lease may write it twice (at least once);
+ *   <li>{@code chaos_interval}: in the limits workload, one row per run of a handler, written on a
+ *       connection of the handler's own when it returns (so a run whose effect the fencing token
+ *       refused is there too), with its start and end by the database clock (microseconds since the
+ *       epoch); the effect row of {@code chaos_effect} carries the same interval, and only if the run
+ *       committed;
  *   <li>{@code chaos_lock_counter}, {@code chaos_lock_history}, {@code chaos_lock_log}: the lock
  *       workload ({@link LockWorker}).
  * </ul>
@@ -27,6 +32,20 @@ public final class ChaosSchema {
     public static final String TX_KIND = "chaos.tx";
     /** The kind whose effect is written outside the engine's transaction. */
     public static final String PLAIN_KIND = "chaos.plain";
+    /**
+     * The kind of the workflow workload's steps ({@link WorkflowEnqueuer}): transactional, its effect
+     * in {@code chaos_effect} as {@link #TX_KIND}'s, with shorter work.
+     */
+    public static final String STEP_KIND = "chaos.step";
+
+    /**
+     * The chunk kind of the batch-callback scenario: each chunk writes its effect in {@code
+     * chaos_effect}; the last chunk (by index) works 500 ms, then prints {@code LAST <batch id>} and
+     * works 50 ms more in its settle transaction, so that a kill can be timed around its settle.
+     */
+    public static final String CHUNK_KIND = "chaos.chunk";
+    /** The batch-callback scenario's callback kind: transactional, its effect in {@code chaos_effect}. */
+    public static final String CALLBACK_KIND = "chaos.callback";
 
     private ChaosSchema() {}
 
@@ -42,6 +61,7 @@ public final class ChaosSchema {
             for (String t : List.of(
                     "chaos_effect",
                     "chaos_plain_effect",
+                    "chaos_interval",
                     "chaos_lock_counter",
                     "chaos_lock_history",
                     "chaos_lock_log")) {
@@ -51,9 +71,10 @@ public final class ChaosSchema {
                     // first run
                 }
             }
-            for (String t : List.of("chaos_effect", "chaos_plain_effect")) {
+            for (String t : List.of("chaos_effect", "chaos_plain_effect", "chaos_interval")) {
                 s.executeUpdate("CREATE TABLE " + t
-                        + " (task_id BIGINT NOT NULL, token BIGINT NOT NULL, worker VARCHAR(200) NOT NULL)");
+                        + " (task_id BIGINT NOT NULL, token BIGINT NOT NULL, worker VARCHAR(200) NOT NULL,"
+                        + " started_us BIGINT, ended_us BIGINT)");
             }
             s.executeUpdate("CREATE TABLE chaos_lock_counter (id INT PRIMARY KEY, n BIGINT NOT NULL,"
                     + " last_token BIGINT NOT NULL)");

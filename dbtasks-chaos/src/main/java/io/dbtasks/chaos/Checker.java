@@ -142,7 +142,7 @@ public final class Checker {
             return one(
                     s,
                     "SELECT COUNT(*) FROM dbtasks_task WHERE queue = '" + ChaosSchema.QUEUE
-                            + "' AND status IN ('PENDING', 'RUNNING')");
+                            + "' AND status IN ('WAITING', 'PENDING', 'RUNNING')");
         }
     }
 

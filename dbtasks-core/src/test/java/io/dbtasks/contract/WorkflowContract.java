@@ -199,6 +199,39 @@ public abstract class WorkflowContract extends EngineHarness {
     }
 
     @Test
+    void stepsAreStoredInTheirFirstStateAndQueueDepthsCountTheWaitingOnes() throws Exception {
+        DbTasks tasks = producer();
+        WorkflowRun run = tasks.workflows()
+                .insert(Workflow.named("depths")
+                        .step("a", step("depths", "a"))
+                        .step("b", step("depths", "b"), "a")
+                        .step("c", step("depths", "c"), "a", "b")
+                        .build());
+        assertThat(run.steps())
+                .extracting(s -> s.name() + "=" + s.status())
+                .containsExactly("a=PENDING", "b=WAITING", "c=WAITING");
+        // As stored: each row's state, workflow, name and count, with no later update (updated_at is
+        // the insert's own time).
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT step, status, waiting_for, workflow_id,"
+                        + " CASE WHEN updated_at = created_at THEN 1 ELSE 0 END FROM dbtasks_task ORDER BY id");
+                ResultSet rs = ps.executeQuery()) {
+            List<String> rows = new ArrayList<>();
+            while (rs.next()) {
+                rows.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getInt(3) + " "
+                        + (rs.getLong(4) == run.id()) + " " + rs.getInt(5));
+            }
+            assertThat(rows).containsExactly("a PENDING 0 true 1", "b WAITING 1 true 1", "c WAITING 2 true 1");
+        }
+        io.dbtasks.QueueDepth wf = tasks.queueDepths().stream()
+                .filter(d -> d.queue().equals("wf"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(wf.waiting()).isEqualTo(2);
+        assertThat(wf.pending()).isEqualTo(1);
+    }
+
+    @Test
     void aWorkflowInsertedInATransactionThatRollsBackLeavesNothing() throws Exception {
         DbTasks tasks = producer();
         try (Connection c = dataSource().getConnection()) {

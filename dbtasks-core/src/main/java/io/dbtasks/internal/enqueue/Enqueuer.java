@@ -50,6 +50,10 @@ public final class Enqueuer {
     private final PathHealth health;
     /** The most keyless tasks one multi-row INSERT takes (18 parameters each). */
     static final int MAX_MULTI_ROW = 500;
+    /** The INSERT of workflow steps ({@link #insertSteps}): the task columns and the step's own. */
+    private final String stepPrefix;
+    /** One step's VALUES row: {@link #valuesRow} with its status bound and the step's columns. */
+    private final String stepRow;
     /** The most lone enqueues one statement stores together; see {@link #combined}. */
     static final int MAX_COMBINED = 100;
 
@@ -108,6 +112,9 @@ public final class Enqueuer {
                 + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.statementTime() + ", " + dialect.statementTime() + ")";
         this.insertSql = insertPrefix + valuesRow;
+        this.stepPrefix = insertPrefix.replace(") VALUES ", ", workflow_id, step, waiting_for) VALUES ");
+        this.stepRow =
+                valuesRow.replace(Dialect.status(TaskStatus.PENDING), "?").replaceFirst("\\)$", ", ?, ?, ?)");
         this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }
 
@@ -361,6 +368,144 @@ public final class Enqueuer {
         } catch (SQLException e) {
             throw Jdbc.failure("Enqueue of " + requests.size() + " task(s)", e);
         }
+    }
+
+    /**
+     * A workflow step to insert ({@link #insertSteps}).
+     *
+     * @param request its task, without an idempotency key
+     * @param workflowId its workflow
+     * @param name its name in the workflow
+     * @param waitingFor how many dependencies it waits for: 0 inserts it PENDING, more WAITING
+     */
+    public record Step(TaskRequest request, long workflowId, String name, int waitingFor) {}
+
+    /**
+     * Inserts workflow steps on the caller's connection and transaction, each in its first state
+     * (WAITING with its count of dependencies, or PENDING), with one multi-row INSERT per {@link
+     * #MAX_MULTI_ROW} steps: a WAITING step is never PENDING, not even inside the transaction, and
+     * no second statement touches the rows. Other instances' workers of the PENDING steps' queues
+     * hear of them when the caller's transaction commits.
+     *
+     * @param c the caller's connection, in its transaction
+     * @param steps the steps, none with an idempotency key
+     * @return each step's task, in the order of {@code steps}
+     * @throws SQLException if the database fails
+     */
+    public List<EnqueueResult> insertSteps(Connection c, List<Step> steps) throws SQLException {
+        List<EnqueueResult> results = new ArrayList<>(steps.size());
+        for (int from = 0; from < steps.size(); from += MAX_MULTI_ROW) {
+            List<Step> page = steps.subList(from, Math.min(steps.size(), from + MAX_MULTI_ROW));
+            String sql = stepPrefix + String.join(", ", java.util.Collections.nCopies(page.size(), stepRow));
+            java.util.Optional<String> readingBack = dialect.insertReadingBack(sql);
+            List<Task> tasks = new ArrayList<>(page.size());
+            try (PreparedStatement ps = readingBack.isPresent()
+                    ? c.prepareStatement(readingBack.get())
+                    : c.prepareStatement(sql, new String[] {"id"})) {
+                int i = 1;
+                for (Step s : page) {
+                    if (s.request().idempotencyKey() != null) {
+                        throw new IllegalArgumentException(
+                                "Workflow step '" + s.name() + "' has an idempotency key; steps take none");
+                    }
+                    i = bindStep(ps, i, s, payloadJson(s.request()));
+                }
+                if (readingBack.isPresent()) {
+                    List<Generated> rows = new ArrayList<>(page.size());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            rows.add(generated(rs));
+                        }
+                    }
+                    rows.sort(java.util.Comparator.comparingLong(Generated::id));
+                    for (int k = 0; k < rows.size() && k < page.size(); k++) {
+                        Step s = page.get(k);
+                        Task t = inserted(rows.get(k), s.request(), payloadJson(s.request()));
+                        tasks.add(new Task(
+                                t.id(),
+                                t.queue(),
+                                t.kind(),
+                                stepStatus(s),
+                                t.priority(),
+                                t.attempt(),
+                                t.maxAttempts(),
+                                t.idempotencyKey(),
+                                t.name(),
+                                t.reference(),
+                                t.payload(),
+                                t.runAt(),
+                                null,
+                                null,
+                                null,
+                                false,
+                                t.createdAt(),
+                                t.updatedAt(),
+                                null,
+                                null,
+                                null,
+                                t.traceParent(),
+                                t.concurrencyKey(),
+                                s.workflowId()));
+                    }
+                } else {
+                    ps.executeUpdate();
+                    List<Long> ids = new ArrayList<>(page.size());
+                    try (ResultSet keys = ps.getGeneratedKeys()) {
+                        while (keys.next()) {
+                            ids.add(keys.getLong(1));
+                        }
+                    }
+                    tasks.addAll(selectByIds(c, ids));
+                    tasks.sort(java.util.Comparator.comparingLong(Task::id));
+                }
+            }
+            if (tasks.size() != page.size()) {
+                throw new SQLException("Inserted " + page.size() + " steps but read back " + tasks.size());
+            }
+            for (Task t : tasks) {
+                results.add(new EnqueueResult(t, false));
+            }
+        }
+        Set<String> ready = new LinkedHashSet<>();
+        for (EnqueueResult r : results) {
+            if (r.task().status() == TaskStatus.PENDING) {
+                ready.add(r.task().queue());
+            }
+        }
+        dialect.notifyEnqueued(c, ready);
+        if (events.enabled()) {
+            for (EnqueueResult r : results) {
+                events.task(TaskEvent.Type.ENQUEUED, r.task(), null);
+            }
+        }
+        ready.forEach(wake);
+        return results;
+    }
+
+    private static TaskStatus stepStatus(Step s) {
+        return s.waitingFor() > 0 ? TaskStatus.WAITING : TaskStatus.PENDING;
+    }
+
+    private String payloadJson(TaskRequest r) {
+        return payloads(List.of(r)).get(0);
+    }
+
+    /** Binds one {@link #stepRow} from parameter {@code i} on; returns the next parameter index. */
+    private int bindStep(PreparedStatement ps, int i, Step s, String payload) throws SQLException {
+        // the row's status parameter comes after the payload, as the status literal in valuesRow
+        TaskDefaults.Resolved options = resolved(s.request());
+        ps.setString(i++, options.queue());
+        ps.setString(i++, s.request().kind());
+        ps.setString(i++, null);
+        ps.setString(i++, s.request().name());
+        ps.setString(i++, s.request().reference());
+        ps.setString(i++, payload);
+        ps.setString(i++, stepStatus(s).name());
+        i = bindFromPriority(ps, i, s.request());
+        ps.setLong(i++, s.workflowId());
+        ps.setString(i++, s.name());
+        ps.setInt(i++, s.waitingFor());
+        return i;
     }
 
     /**
@@ -806,15 +951,21 @@ public final class Enqueuer {
 
     private int bind(PreparedStatement ps, int i, TaskRequest r, String payload) throws SQLException {
         TaskDefaults.Resolved options = resolved(r);
-        RetryPolicy policy = options.retryPolicy();
-        int maxAttempts = options.maxAttempts();
-        var timeout = options.timeout();
         ps.setString(i++, options.queue());
         ps.setString(i++, r.kind());
         ps.setString(i++, r.idempotencyKey());
         ps.setString(i++, r.name());
         ps.setString(i++, r.reference());
         ps.setString(i++, payload);
+        return bindFromPriority(ps, i, r);
+    }
+
+    /** Binds a row's columns from the priority to the run-after; returns the next parameter index. */
+    private int bindFromPriority(PreparedStatement ps, int i, TaskRequest r) throws SQLException {
+        TaskDefaults.Resolved options = resolved(r);
+        RetryPolicy policy = options.retryPolicy();
+        int maxAttempts = options.maxAttempts();
+        var timeout = options.timeout();
         ps.setInt(i++, options.priority());
         ps.setInt(i++, maxAttempts);
         ps.setString(i++, policy.backoff().name());

@@ -184,14 +184,16 @@ public final class TaskQueries {
     }
 
     /**
-     * PENDING, RUNNING and FAILED counts per queue, with the due-now count and the oldest due
-     * task's run-at: one statement of three index-served branches (the claim, rescue and
-     * unsuccessful-task indexes on PostgreSQL), then the database's now.
+     * PENDING, RUNNING, FAILED and WAITING counts per queue, with the due-now count and the oldest
+     * due task's run-at: one statement of four index-served branches (the claim, rescue,
+     * unsuccessful-task and waiting-step indexes on PostgreSQL; the status index on MariaDB), then
+     * the database's now.
      */
     public List<io.dbtasks.QueueDepth> queueDepths() {
         return jdbc.withConnection("Measure queue depths", c -> {
             StringBuilder sql = new StringBuilder();
-            for (TaskStatus s : List.of(TaskStatus.PENDING, TaskStatus.RUNNING, TaskStatus.FAILED)) {
+            for (TaskStatus s :
+                    List.of(TaskStatus.PENDING, TaskStatus.RUNNING, TaskStatus.FAILED, TaskStatus.WAITING)) {
                 if (sql.length() > 0) {
                     sql.append(" UNION ALL ");
                 }
@@ -211,9 +213,16 @@ public final class TaskQueries {
             try (PreparedStatement ps = c.prepareStatement(sql.toString());
                     ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    long[] n = counts.computeIfAbsent(rs.getString("queue"), q -> new long[4]);
+                    long[] n = counts.computeIfAbsent(rs.getString("queue"), q -> new long[5]);
                     TaskStatus s = TaskStatus.valueOf(rs.getString("status").trim());
-                    n[s == TaskStatus.PENDING ? 0 : s == TaskStatus.RUNNING ? 1 : 2] = rs.getLong("n");
+                    n[
+                                    switch (s) {
+                                        case PENDING -> 0;
+                                        case RUNNING -> 1;
+                                        case FAILED -> 2;
+                                        default -> 4;
+                                    }] =
+                            rs.getLong("n");
                     if (s == TaskStatus.PENDING) {
                         n[3] = rs.getLong("due");
                         java.time.Instant o = dialect.getInstant(rs, "oldest_due");
@@ -233,7 +242,7 @@ public final class TaskQueries {
             counts.forEach((q, n) -> {
                 java.time.Instant o = oldest.get(q);
                 Duration age = o == null || now.isBefore(o) ? Duration.ZERO : Duration.between(o, now);
-                out.add(new io.dbtasks.QueueDepth(q, n[0], n[1], n[2], n[3], age));
+                out.add(new io.dbtasks.QueueDepth(q, n[0], n[1], n[2], n[3], age, n[4]));
             });
             return out;
         });

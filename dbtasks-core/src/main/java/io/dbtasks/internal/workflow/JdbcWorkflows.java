@@ -1,7 +1,6 @@
 package io.dbtasks.internal.workflow;
 
 import io.dbtasks.EnqueueResult;
-import io.dbtasks.TaskRequest;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.completion.AddedStep;
 import io.dbtasks.internal.completion.TaskUpdate;
@@ -34,9 +33,8 @@ import java.util.Optional;
  * back, and cancels or retries a workflow's steps. What a step's end does to its dependents is
  * {@code Dependents}, called by the settle path.
  *
- * <p>A step is inserted as every task is ({@link Enqueuer}, PENDING), then, in the same
- * transaction and before anyone can see it, given its workflow, its name and its count of
- * dependencies, and moved to WAITING if that count is not 0. Thread-safe.
+ * <p>The steps are inserted with one multi-row INSERT ({@link Enqueuer#insertSteps}), each in its
+ * first state: WAITING with its count of dependencies, or PENDING if it has none. Thread-safe.
  */
 public final class JdbcWorkflows implements Workflows {
     /** Edges per multi-row INSERT. */
@@ -46,10 +44,6 @@ public final class JdbcWorkflows implements Workflows {
     private final Dialect dialect;
     private final Enqueuer enqueuer;
     private final TaskOperations operations;
-    /** A step with dependencies. Binds: workflow id, step, count, task id. */
-    private final TaskUpdate waiting;
-    /** A step without dependencies. Binds: workflow id, step, task id. */
-    private final TaskUpdate ready;
     /** A downstream step waits for more added steps. Binds: how many, task id. */
     private final TaskUpdate moreToWaitFor;
     /** Cancels a workflow's steps that have not started. Binds: workflow id. */
@@ -67,13 +61,6 @@ public final class JdbcWorkflows implements Workflows {
         this.enqueuer = enqueuer;
         this.operations = operations;
         TaskUpdate update = new TaskUpdate(dialect);
-        this.waiting = update.to(TaskStatus.WAITING)
-                .set("workflow_id = ?, step = ?, waiting_for = ?")
-                .whereIn(TaskStatus.PENDING)
-                .and("id = ?");
-        this.ready = update.set("workflow_id = ?, step = ?, waiting_for = 0")
-                .whereIn(TaskStatus.PENDING)
-                .and("id = ?");
         this.moreToWaitFor = update.set("waiting_for = waiting_for + ?").and("id = ?");
         this.cancelUnstarted = update.to(TaskStatus.CANCELLED)
                 .set("last_error = 'Cancelled with its workflow before it started'")
@@ -116,38 +103,19 @@ public final class JdbcWorkflows implements Workflows {
             }
         }
         Instant createdAt = createdAt(c, id).orElseThrow();
-        List<TaskRequest> requests = new ArrayList<>(workflow.steps().size());
+        List<Enqueuer.Step> rows = new ArrayList<>(workflow.steps().size());
         for (Workflow.Step s : workflow.steps()) {
-            requests.add(s.request());
+            rows.add(new Enqueuer.Step(
+                    s.request(), id, s.name(), s.dependencies().size()));
         }
-        List<EnqueueResult> tasks = enqueuer.enqueue(c, requests);
+        List<EnqueueResult> tasks = enqueuer.insertSteps(c, rows);
         Map<String, Long> ids = new HashMap<>();
-        for (int k = 0; k < tasks.size(); k++) {
-            ids.put(workflow.steps().get(k).name(), tasks.get(k).task().id());
-        }
         List<StepState> steps = new ArrayList<>(workflow.steps().size());
-        try (PreparedStatement withDependencies = c.prepareStatement(waiting.sql());
-                PreparedStatement without = c.prepareStatement(ready.sql())) {
-            for (Workflow.Step s : workflow.steps()) {
-                long taskId = ids.get(s.name());
-                int count = s.dependencies().size();
-                if (count > 0) {
-                    waiting.bind(withDependencies, id, s.name(), count, taskId);
-                    withDependencies.addBatch();
-                } else {
-                    ready.bind(without, id, s.name(), taskId);
-                    without.addBatch();
-                }
-                steps.add(new StepState(
-                        s.name(),
-                        taskId,
-                        count > 0 ? TaskStatus.WAITING : TaskStatus.PENDING,
-                        s.dependencies(),
-                        null,
-                        null));
-            }
-            withDependencies.executeBatch();
-            without.executeBatch();
+        for (int k = 0; k < tasks.size(); k++) {
+            Workflow.Step s = workflow.steps().get(k);
+            ids.put(s.name(), tasks.get(k).task().id());
+            steps.add(new StepState(
+                    s.name(), tasks.get(k).task().id(), tasks.get(k).task().status(), s.dependencies(), null, null));
         }
         List<long[]> edges = new ArrayList<>();
         List<String> policies = new ArrayList<>();
@@ -181,23 +149,15 @@ public final class JdbcWorkflows implements Workflows {
      */
     public void addSteps(Connection c, io.dbtasks.Task adder, List<AddedStep> steps) throws SQLException {
         long workflowId = adder.workflowId();
-        List<TaskRequest> requests = new ArrayList<>(steps.size());
-        for (AddedStep s : steps) {
-            requests.add(s.request());
-        }
-        List<EnqueueResult> tasks = enqueuer.enqueue(c, requests);
+        List<Enqueuer.Step> rows = new ArrayList<>(steps.size());
         Map<String, Integer> extra = new java.util.TreeMap<>();
-        try (PreparedStatement ps = c.prepareStatement(ready.sql())) {
-            for (int k = 0; k < steps.size(); k++) {
-                ready.bind(
-                        ps, workflowId, steps.get(k).name(), tasks.get(k).task().id());
-                ps.addBatch();
-                for (String d : steps.get(k).downstream()) {
-                    extra.merge(d, 1, Integer::sum);
-                }
+        for (AddedStep s : steps) {
+            rows.add(new Enqueuer.Step(s.request(), workflowId, s.name(), 0));
+            for (String d : s.downstream()) {
+                extra.merge(d, 1, Integer::sum);
             }
-            ps.executeBatch();
         }
+        List<EnqueueResult> tasks = enqueuer.insertSteps(c, rows);
         if (extra.isEmpty()) {
             return;
         }

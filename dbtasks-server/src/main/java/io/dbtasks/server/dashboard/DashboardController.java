@@ -156,6 +156,7 @@ public class DashboardController {
     public record QueueRow(
             String name,
             long pending,
+            long waiting,
             long running,
             long succeeded,
             long failed,
@@ -186,6 +187,7 @@ public class DashboardController {
             rows.add(new QueueRow(
                     q,
                     s.count(q, TaskStatus.PENDING),
+                    s.count(q, TaskStatus.WAITING),
                     s.count(q, TaskStatus.RUNNING),
                     s.count(q, TaskStatus.SUCCEEDED),
                     s.count(q, TaskStatus.FAILED),
@@ -283,6 +285,12 @@ public class DashboardController {
         model.addAttribute("payload", payloads.showPayloads() ? prettyPayload(task.payload()) : null);
         model.addAttribute("attempts", attempts);
         model.addAttribute("timeline", timeline(task, attempts));
+        // Why a PENDING task with a key waits: its key's running limit, FIFO order or rate.
+        model.addAttribute(
+                "waitReason",
+                task.status() == io.dbtasks.TaskStatus.PENDING && task.concurrencyKey() != null
+                        ? dbTasks.limits().waitReason(taskId).orElse(null)
+                        : null);
         model.addAttribute("now", Instant.now());
         return "dashboard/task";
     }
@@ -580,17 +588,14 @@ public class DashboardController {
         io.dbtasks.workflow.WorkflowRun run = dbTasks.workflows()
                 .find(workflowId)
                 .orElseThrow(() -> new TaskNotFoundException("No workflow has id " + workflowId));
-        java.util.Map<String, Integer> levels = new java.util.HashMap<>();
+        java.util.Map<String, Integer> levels = WorkflowGraph.levels(run.steps());
         List<StepView> steps = new ArrayList<>();
-        for (io.dbtasks.workflow.StepState s : run.steps()) { // each after its dependencies
-            int level = 0;
-            for (io.dbtasks.workflow.Dependency d : s.dependencies()) {
-                level = Math.max(level, levels.getOrDefault(d.step(), 0) + 1);
-            }
-            levels.put(s.name(), level);
-            steps.add(new StepView(s, level));
+        for (io.dbtasks.workflow.StepState s : run.steps()) {
+            steps.add(new StepView(s, levels.get(s.name())));
         }
         steps.sort(java.util.Comparator.comparingInt(StepView::level));
+        model.addAttribute("graph", WorkflowGraph.of(run));
+        model.addAttribute("maxDrawn", WorkflowGraph.MAX_DRAWN);
         model.addAttribute("page", "tasks");
         model.addAttribute("workflow", run);
         model.addAttribute("steps", steps);

@@ -232,6 +232,67 @@ class DashboardBrowserTest {
     }
 
     @Test
+    void theWorkflowPageDrawsTheGraphAndAStepLeadsToItsAttempts() {
+        String queue = "idle-wf-" + run; // no engine works it: the steps keep their states
+        io.dbtasks.workflow.WorkflowRun wf = dbTasks.workflows()
+                .insert(io.dbtasks.workflow.Workflow.named("diamond-" + run)
+                        .step(
+                                "extract",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build())
+                        .step(
+                                "clean",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
+                                "extract")
+                        .step(
+                                "enrich",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
+                                "extract")
+                        .step(
+                                "load",
+                                TaskRequest.builder(DemoHandlers.FLAKY)
+                                        .queue(queue)
+                                        .build(),
+                                "clean",
+                                "enrich")
+                        .build());
+        logIn("viewer", "viewer-secret");
+        driver.get(url("/dashboard/workflows/" + wf.id()));
+        var graph = driver.findElement(By.id("workflow-graph"));
+        assertThat(graph.isDisplayed()).isTrue();
+        assertThat(graph.findElements(By.cssSelector("a.node"))).hasSize(4);
+        assertThat(graph.findElements(By.cssSelector("path.edge"))).hasSize(4);
+        // Layers left to right: extract, then clean and enrich one above the other, then load.
+        int extract = nodeX("extract");
+        int clean = nodeX("clean");
+        int enrich = nodeX("enrich");
+        int load = nodeX("load");
+        assertThat(clean).isGreaterThan(extract).isEqualTo(enrich);
+        assertThat(load).isGreaterThan(clean);
+        assertThat(driver.findElement(By.cssSelector("a.node[data-step='extract']"))
+                        .getAttribute("data-state"))
+                .isEqualTo("PENDING");
+        assertThat(driver.findElement(By.cssSelector("a.node[data-step='load']"))
+                        .getAttribute("data-state"))
+                .isEqualTo("WAITING");
+        Browser.screenshot(driver, "workflow");
+        driver.findElement(By.cssSelector("a.node[data-step='load'] rect")).click();
+        waiting().until(d -> d.getCurrentUrl().endsWith("/dashboard/tasks/" + wf.taskId("load")));
+        assertThat(driver.findElement(By.tagName("body")).getText()).contains("WAITING");
+    }
+
+    private int nodeX(String step) {
+        return driver.findElement(By.cssSelector("a.node[data-step='" + step + "'] rect"))
+                .getRect()
+                .getX();
+    }
+
+    @Test
     void everyPageRendersAndTheOverviewRefreshesLive() throws Exception {
         failedFlakyTask();
         dbTasks.locks().tryAcquire("report.nightly-" + run, Duration.ofMinutes(5));

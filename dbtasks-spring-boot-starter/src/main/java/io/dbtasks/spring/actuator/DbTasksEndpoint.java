@@ -44,6 +44,7 @@ public class DbTasksEndpoint {
                     m.put("pending", d.pending());
                     m.put("running", d.running());
                     m.put("failed", d.failed());
+                    m.put("waiting", d.waiting());
                     m.put("dueNow", d.dueNow());
                     m.put("oldestDueAgeSeconds", d.oldestDueAge().toMillis() / 1000.0);
                     return m;

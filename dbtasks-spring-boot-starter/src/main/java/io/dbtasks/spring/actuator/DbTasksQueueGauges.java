@@ -26,7 +26,9 @@ import org.springframework.context.SmartLifecycle;
  *
  * <ul>
  *   <li>{@value #TASKS} [{@code dbtasks_queue_tasks}], tags {@code queue}, {@code state} ({@code
- *       pending}, {@code running}, {@code failed}): tasks in the queue by state, cluster-wide;
+ *       pending}, {@code running}, {@code failed}, {@code waiting}): tasks in the queue by state,
+ *       cluster-wide ({@code waiting}: workflow steps and batch callbacks waiting for their
+ *       dependencies);
  *   <li>{@value #DUE} [{@code dbtasks_queue_due}], tag {@code queue}: PENDING tasks due now;
  *   <li>{@value #OLDEST_DUE_AGE} [{@code dbtasks_queue_oldest_due_age_seconds}], tag {@code queue}:
  *       how long the longest-waiting due task has been due, 0 when none is;
@@ -107,6 +109,7 @@ public class DbTasksQueueGauges implements SmartLifecycle {
                 value(TASKS, d.queue(), "pending").set(d.pending());
                 value(TASKS, d.queue(), "running").set(d.running());
                 value(TASKS, d.queue(), "failed").set(d.failed());
+                value(TASKS, d.queue(), "waiting").set(d.waiting());
                 value(DUE, d.queue(), null).set(d.dueNow());
                 value(OLDEST_DUE_AGE, d.queue(), null).set(d.oldestDueAge().toMillis());
             }
