@@ -3,10 +3,17 @@ package io.dbtasks.chaos;
 import io.dbtasks.chaos.PatroniCluster.Member;
 import io.dbtasks.testing.PgBouncer;
 import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.postgresql.core.BaseConnection;
 
 /**
  * One PgBouncer per member of a {@link PatroniCluster}, each in front of its member only, and the
@@ -18,9 +25,10 @@ import java.util.stream.Collectors;
  * parameter: after a failover the new leader's bouncer still says "standby" and the old leader's
  * "primary" (the driver then finds no primary, or writes to a replica and gets "read-only
  * transaction" errors), until the bouncer restarts. So a thread plays Patroni's {@code
- * on_role_change} callback: every 200 ms it asks each member's REST API for its role and restarts
- * the member's bouncer, on the same port, when the member has come up in another role than its
- * bouncer started with. {@link #close()} stops the thread and the bouncers. One test drives it.
+ * on_role_change} callback: every 200 ms it compares, for each member that answers, {@code
+ * pg_is_in_recovery()} on the member with the {@code in_hot_standby} its bouncer reports, and
+ * restarts the bouncer, on the same port, when they differ (a restart as soon as Patroni reports
+ * the new role can come before the promotion has finished, and cache the old role again). {@link #close()} stops the thread and the bouncers. One test drives it.
  */
 final class PatroniBouncers implements AutoCloseable {
     private final PatroniCluster cluster;
@@ -28,7 +36,6 @@ final class PatroniBouncers implements AutoCloseable {
     private final int poolSize;
     private final List<PgBouncer> bouncers = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
-    private final List<String> roles = new ArrayList<>();
     private final AtomicLong restarts = new AtomicLong();
     private final Thread follower;
     private volatile boolean closed;
@@ -48,7 +55,6 @@ final class PatroniBouncers implements AutoCloseable {
         try {
             for (Member m : cluster.members()) {
                 int port = ChaosFixtures.freePort();
-                roles.add(role(m));
                 bouncers.add(start(m, port));
                 ports.add(port);
             }
@@ -85,34 +91,61 @@ final class PatroniBouncers implements AutoCloseable {
         return PgBouncer.start(cluster.url(m, "chaos"), poolMode, poolSize, "127.0.0.1", port, List.of());
     }
 
-    private String role(Member m) {
-        if (cluster.leader().filter(m::equals).isPresent()) {
-            return "primary";
+    /**
+     * @return whether the member is in recovery, asked on its own URL; empty if it does not answer
+     */
+    private Optional<Boolean> inRecovery(Member m) {
+        try (Connection c = DriverManager.getConnection(cluster.url(m, "chaos"));
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
+            rs.next();
+            return Optional.of(rs.getBoolean(1));
+        } catch (SQLException e) {
+            return Optional.empty();
         }
-        return cluster.replica(m) ? "replica" : "down";
+    }
+
+    /**
+     * @return whether a new client of the bouncer on {@code port} is told {@code in_hot_standby=on},
+     *     the parameter pgjdbc takes the role from; empty if it does not answer
+     */
+    private static Optional<Boolean> reportedStandby(int port) {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port
+                + "/chaos?user=postgres&connectTimeout=2&socketTimeout=5&loginTimeout=5&prepareThreshold=0")) {
+            String v = c.unwrap(BaseConnection.class).getParameterStatus("in_hot_standby");
+            return v == null ? Optional.empty() : Optional.of(v.equals("on"));
+        } catch (SQLException e) {
+            return Optional.empty();
+        }
     }
 
     private void follow() {
         List<Member> members = cluster.members();
         while (!closed) {
             for (int i = 0; i < members.size() && !closed; i++) {
-                String now = role(members.get(i));
-                if (!now.equals("down") && !now.equals(roles.get(i))) {
-                    synchronized (this) {
-                        if (closed) {
-                            return;
-                        }
-                        bouncers.get(i).close();
-                        try {
-                            bouncers.set(i, start(members.get(i), ports.get(i)));
-                            roles.set(i, now);
-                            restarts.incrementAndGet();
-                            System.out.println("chaos[pgbouncer] restarted the bouncer of "
-                                    + members.get(i).name() + ", now " + now);
-                        } catch (IOException e) {
-                            System.out.println("chaos[pgbouncer] restarting the bouncer of "
-                                    + members.get(i).name() + " failed, again next round: " + e.getMessage());
-                        }
+                Optional<Boolean> actual = inRecovery(members.get(i));
+                if (actual.isEmpty()) {
+                    continue; // down or starting: its bouncer cannot be asked either
+                }
+                Optional<Boolean> reported = reportedStandby(ports.get(i));
+                if (reported.isEmpty() || reported.equals(actual)) {
+                    continue;
+                }
+                synchronized (this) {
+                    if (closed) {
+                        return;
+                    }
+                    bouncers.get(i).close();
+                    try {
+                        bouncers.set(i, start(members.get(i), ports.get(i)));
+                        restarts.incrementAndGet();
+                        System.out.println("chaos[pgbouncer] restarted the bouncer of "
+                                + members.get(i).name()
+                                + ": it said in_hot_standby=" + (reported.get() ? "on" : "off") + ", the member is "
+                                + (actual.get() ? "in recovery" : "the primary"));
+                    } catch (IOException e) {
+                        System.out.println("chaos[pgbouncer] restarting the bouncer of "
+                                + members.get(i).name() + " failed, again next round: " + e.getMessage());
                     }
                 }
             }
