@@ -35,6 +35,10 @@ import org.junit.jupiter.api.TestFactory;
  * that the leader commits what the replica never receives: what is lost is counted and reported,
  * not asserted.
  *
+ * <p>With {@code -Dchaos.patroni.pgbouncer=session,transaction} ({@code run-chaos.sh}), every fault
+ * with synchronous mode again behind one PgBouncer per member ({@link #behindPgBouncer()}), asserted
+ * alike; {@code -Dchaos.patroni.direct=false} runs only those.
+ *
  * <p>Sizes: {@code -Dchaos.patroni.tasks} per scenario (default 200), {@code -Dchaos.patroni.runs}
  * (default 1: each scenario once; {@code run-chaos.sh} passes 3 and gets the median and spread),
  * {@code -Dchaos.workers} worker processes (at most 2 at the default size). Skipped with the reason
@@ -137,9 +141,10 @@ class PatroniChaosTest {
     /**
      * Every fault with synchronous mode, the engines behind PgBouncer ({@link PatroniBouncers}): one
      * PgBouncer per member, in front of that member only, and the multi-host URL over the bouncers
-     * with {@code targetServerType=primary}; a member's bouncer is restarted when the member changes
-     * role, as a Patroni {@code on_role_change} callback would (PgBouncer replays the {@code
-     * in_hot_standby} it cached, from which the driver takes the role). Runs only when {@code
+     * with {@code targetServerType=primary}; a member's bouncer is restarted while the role it tells
+     * new clients ({@code in_hot_standby}, which PgBouncer replays from its first server connection
+     * and the driver takes the role from) differs from its member's, as a Patroni {@code
+     * on_role_change} callback must. Runs only when {@code
      * -Dchaos.patroni.pgbouncer} names pool modes ({@code run-chaos.sh} passes {@code
      * session,transaction}).
      */
