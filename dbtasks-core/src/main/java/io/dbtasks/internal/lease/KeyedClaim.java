@@ -4,6 +4,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.limit.LimitSet;
+import io.dbtasks.internal.limit.RateWindow;
 import io.dbtasks.limit.Limit;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -37,14 +38,17 @@ import java.util.TreeSet;
  *       of queueing for them.
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
- *       also find its oldest PENDING or RUNNING task, the only one that may start.
+ *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
+ *       rate, count its starts in the window ({@link RateWindow#room}): a key may start the least of
+ *       what its running limit and its rate leave.
  *   <li>Pick candidates round robin over keys (each key's first due task, then each key's second...),
  *       each key up to what its limit leaves free, tasks without a key or limit freely.
  *   <li>Claim the picked tasks still PENDING and due ({@code FOR UPDATE SKIP LOCKED}, then the
  *       claim's update by primary key). If another engine claimed some of them first (engines read
  *       the same candidates, and the one that waited for a key lock read them before the other
  *       committed), read the candidates again from step 2, up to {@value #ROUNDS} rounds, keeping
- *       the locks and counts of the keys already locked; then commit.
+ *       the locks and counts of the keys already locked; log the starts of keys with a rate ({@link
+ *       RateWindow#record}); then commit.
  * </ol>
  *
  * <p>Nothing lowers a count but a task leaving RUNNING (settle, retry, rescue, hand-back), and each
@@ -67,9 +71,11 @@ final class KeyedClaim {
     static final int MAX_EXCLUDED_KEYS = 500;
 
     private final Dialect dialect;
+    private final RateWindow rates;
 
-    KeyedClaim(Dialect dialect) {
+    KeyedClaim(Dialect dialect, RateWindow rates) {
         this.dialect = dialect;
+        this.rates = rates;
     }
 
     private record Candidate(long id, String key) {}
@@ -124,6 +130,7 @@ final class KeyedClaim {
             long leaseMillis,
             Dialect.RowReader<T> reader)
             throws SQLException {
+        long began = System.nanoTime();
         Set<String> full = new TreeSet<>();
         runningByKey(c, queue, null).forEach((key, n) -> {
             Limit l = limits.forKey(key).orElse(null);
@@ -131,6 +138,8 @@ final class KeyedClaim {
                 full.add(key);
             }
         });
+        // Keys this engine found at their rate, until their window frees: left out like full keys.
+        full.addAll(rates.heldKeys(queue, limits));
         // Set when a due task is seen left behind a limit; keys found at their limit by the first count
         // are left out of the candidates, so whether they have due tasks is asked at the end.
         boolean[] skipped = {false};
@@ -169,10 +178,12 @@ final class KeyedClaim {
             }
             if (!limited.isEmpty()) {
                 Map<String, Long> running = runningByKey(c, queue, limited);
+                Map<String, Integer> rateRoom = rates.room(c, queue, limited, limits, began);
                 Set<String> fifo = new TreeSet<>();
                 for (String key : limited) {
                     Limit l = limits.forKey(key).orElseThrow();
-                    room.put(key, (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L)));
+                    int free = (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L));
+                    room.put(key, Math.min(free, rateRoom.getOrDefault(key, Integer.MAX_VALUE)));
                     if (l.fifo()) {
                         fifo.add(key);
                     }
@@ -188,6 +199,13 @@ final class KeyedClaim {
             }
             Set<Long> got = new HashSet<>();
             rows.addAll(claimIds(c, picked.stream().map(Candidate::id).toList(), owner, leaseMillis, reader, got));
+            Map<Long, String> started = new HashMap<>();
+            for (Candidate k : picked) {
+                if (got.contains(k.id()) && k.key() != null) {
+                    started.put(k.id(), k.key());
+                }
+            }
+            rates.record(c, queue, started, limits);
             if (got.size() == picked.size()) {
                 break; // nothing lost to another claim: a further round would find what this one left
             }
