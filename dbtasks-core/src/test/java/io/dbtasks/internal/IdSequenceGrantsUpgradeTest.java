@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * An application user that is not the schema's owner and enqueues with table privileges only (all a
  * PostgreSQL identity column needs) keeps enqueueing, creating workflows, batches and jobs once the
  * ids become sequence defaults (migration V25). The schema is a private one, first on the pools'
- * search path, migrated to V17 (the last before V25) before the grants, then to the end.
+ * search path, migrated to V20 (the last before V25) before the grants, then to the end.
  */
 class IdSequenceGrantsUpgradeTest {
     private static final String SCHEMA = "id_grants_probe";
@@ -42,7 +42,7 @@ class IdSequenceGrantsUpgradeTest {
                     .dataSource(owner)
                     .table("dbtasks_schema_history")
                     .locations("classpath:io/dbtasks/migration/postgresql")
-                    .target("17")
+                    .target("20")
                     .load()
                     .migrate();
             try (Connection c = owner.getConnection();
