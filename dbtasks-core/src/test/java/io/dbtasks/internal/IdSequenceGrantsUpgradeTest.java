@@ -1,0 +1,98 @@
+package io.dbtasks.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.dbtasks.DbTasks;
+import io.dbtasks.TaskRequest;
+import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An application user that is not the schema's owner and enqueues with table privileges only (all a
+ * PostgreSQL identity column needs) keeps enqueueing, creating workflows, batches and jobs once the
+ * ids become sequence defaults (migration V25). The schema is a private one, first on the pools'
+ * search path, migrated to V20 (the last before V25) before the grants, then to the end.
+ */
+class IdSequenceGrantsUpgradeTest {
+    private static final String SCHEMA = "id_grants_probe";
+    private static final String NOT_OWNER = "dbtasks_not_owner";
+
+    @BeforeEach
+    void grantsOnASchemaBeforeV25() throws SQLException {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
+        dropProbe();
+        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA " + SCHEMA);
+            s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + NOT_OWNER + "')"
+                    + " THEN CREATE ROLE " + NOT_OWNER + " LOGIN; END IF; END $$");
+        }
+        try (HikariDataSource owner = pool(null)) {
+            Flyway.configure(getClass().getClassLoader())
+                    .dataSource(owner)
+                    .table("dbtasks_schema_history")
+                    .locations("classpath:io/dbtasks/migration/postgresql")
+                    .target("20")
+                    .load()
+                    .migrate();
+            try (Connection c = owner.getConnection();
+                    Statement s = c.createStatement()) {
+                s.execute("GRANT USAGE ON SCHEMA " + SCHEMA + " TO " + NOT_OWNER);
+                s.execute(
+                        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + SCHEMA + " TO " + NOT_OWNER);
+                s.execute("GRANT USAGE, SELECT, UPDATE ON SEQUENCE " + SCHEMA + ".dbtasks_token_seq TO " + NOT_OWNER);
+            }
+            Engine.migrate(owner, Dialects.detect(owner));
+        }
+    }
+
+    @AfterEach
+    void dropProbe() throws SQLException {
+        if (!TestDatabase.POSTGRESQL.required()) {
+            return;
+        }
+        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+        }
+    }
+
+    @Test
+    void aUserThatEnqueuedBeforeTheMigrationEnqueuesAfterIt() {
+        try (HikariDataSource app = pool(NOT_OWNER);
+                DbTasks tasks =
+                        DbTasks.builder(app).migrate(false).workers(false).build()) {
+            long id = tasks.enqueue(TaskRequest.builder("probe").build()).task().id();
+            assertThat(id).as("a task id drawn after V25").isGreaterThan(1L << 40);
+            assertThat(tasks.enqueueAll(java.util.List.of(
+                                    TaskRequest.builder("probe").build(),
+                                    TaskRequest.builder("probe").build()))
+                            .size())
+                    .isEqualTo(2);
+        }
+    }
+
+    private static HikariDataSource pool(String user) {
+        String url = TestDatabase.POSTGRESQL.url();
+        if (user != null) {
+            url = url.matches(".*[?&]user=.*")
+                    ? url.replaceAll("([?&])user=[^&]*", "$1user=" + user)
+                    : url + (url.contains("?") ? "&" : "?") + "user=" + user;
+        }
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA);
+        c.setMaximumPoolSize(2);
+        c.setPoolName("id-grants-probe");
+        return new HikariDataSource(c);
+    }
+}
