@@ -46,7 +46,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new ScheduleScenario(),
                     new QuartzScheduleScenario(),
                     new RetentionScenario(),
-                    new HistoryScenario())
+                    new HistoryScenario(),
+                    new LimitsScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 
@@ -127,6 +128,18 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     WorkloadOptions workload = new WorkloadOptions();
+
+    @Option(
+            names = "--limits-waiting",
+            defaultValue = "1000000",
+            description = "tasks the limits scenario keeps waiting behind a key's limit")
+    long limitsWaiting;
+
+    @Option(
+            names = "--limits-runs",
+            defaultValue = "3",
+            description = "rounds of the limits scenario, each running every variant once")
+    int limitsRuns;
 
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
@@ -273,6 +286,8 @@ public final class BenchCommand implements Callable<Integer> {
                 Duration.ofMillis(jobRunrPollMillis),
                 historyTasks,
                 historyWorkers,
+                limitsWaiting,
+                limitsRuns,
                 workload.workload());
         return smoke ? c.smoke() : c;
     }

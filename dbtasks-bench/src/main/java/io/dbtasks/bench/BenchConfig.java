@@ -84,6 +84,8 @@ record BenchConfig(
         Duration jobRunrPoll,
         long historyTasks,
         int historyWorkers,
+        long limitsWaiting,
+        int limitsRuns,
         Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
@@ -102,7 +104,8 @@ record BenchConfig(
             "schedules",
             "quartz",
             "retention",
-            "history");
+            "history",
+            "limits");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -142,6 +145,8 @@ record BenchConfig(
                 jobRunrPoll,
                 2000,
                 2,
+                1000,
+                1,
                 workload.smoke());
     }
 
