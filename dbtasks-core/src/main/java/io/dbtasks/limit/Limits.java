@@ -31,8 +31,11 @@ import java.util.Optional;
  *
  * <p><b>Fairness.</b> Such a claim takes due tasks round robin over keys (each key's first due task,
  * then each key's second...), priorities ordering the tasks of one key, and is work-conserving. It
- * lists the keys that have PENDING tasks from a rotation kept per queue by each engine, up to four
- * per wanted task (256 at most), with one index probe per key; keys at their limit are listed but
+ * lists the keys that have PENDING tasks from a rotation kept per queue by each engine (as many as
+ * the claim wants plus those known to be at their limit, 8 to 256), with one index probe per key on
+ * PostgreSQL and windows of 1,000 index
+ * entries in key order elsewhere (one more past each key with a longer backlog); keys at their limit
+ * are listed but
  * their tasks are not read, so the claim's cost does not grow with the tasks waiting behind a limit.
  * Tasks without a key count together as one key and are looked for among the first due tasks of the
  * queue only (up to four per wanted task): in a fair queue, give every task a key.

@@ -337,6 +337,19 @@ public interface Dialect {
     }
 
     /**
+     * One statement that reads the first due tasks of each of many keys, where the database has one:
+     * for each key of an array, its first tasks in claim order through the per-key claim index.
+     * Binds: the keys (a {@code varchar} array), {@link #bindDue}'s parameters, the most tasks per key.
+     *
+     * @param claimable what the claiming engine can run
+     * @return the query (columns id, concurrency_key, priority, run_at), or empty: the caller then
+     *     reads the keys with a {@code UNION ALL} of one query per key
+     */
+    default java.util.Optional<String> firstOfKeys(Claimable claimable) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * The task table and the condition that a row is a PENDING task of the key bound next, written so
      * that a query for one key's first due tasks in {@link #keyClaimOrder()} reads the per-key claim
      * index in order.

@@ -439,6 +439,14 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public Optional<String> firstOfKeys(Claimable claimable) {
+        // One plan for any number of keys: a LATERAL index scan per key, stopped by its LIMIT.
+        return Optional.of("SELECT t.id, t.concurrency_key, t.priority, t.run_at FROM unnest(?::varchar[]) AS k(key)"
+                + " CROSS JOIN LATERAL (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
+                + dueCondition(claimable) + " AND concurrency_key = k.key ORDER BY " + CLAIM_ORDER + " LIMIT ?) t");
+    }
+
+    @Override
     public boolean pendingKeysSkip() {
         return true;
     }

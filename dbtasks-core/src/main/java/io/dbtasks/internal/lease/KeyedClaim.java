@@ -34,8 +34,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       know which keys are already at their limit.
  *   <li>List the keys that have PENDING tasks, in key order from after the key this engine's last
  *       claim of the queue served last, wrapping around (a rotation, so that when there are more keys
- *       than a claim takes, every key gets its turn); one index probe per key ({@link
- *       Dialect#pendingKeys()}). Read the first due tasks of each listed key not at its limit, in
+ *       than a claim takes, every key gets its turn), through the per-key claim index ({@link
+ *       Dialect#pendingKeys()}: one probe per key, or windows of {@value #KEY_WINDOW} entries). Read the first due tasks of each listed key not at its limit, in
  *       claim order, through the per-key claim index, and the due tasks without a key among the first
  *       few of the queue. Keys at their limit cost their probe and nothing more, whatever their
  *       backlog.
@@ -62,7 +62,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * the rescue moves it. A claim that loses a deadlock between key locks is rolled back and retried.
  */
 final class KeyedClaim {
-    /** Keys listed per wanted task, so that keys at their limit leave enough others. */
+    /** Due tasks among which a claim looks for tasks without a key, per wanted task. */
     static final int CANDIDATES_PER_TASK = 4;
     /** How many times one claim reads candidates again when another claim took the ones it picked. */
     static final int ROUNDS = 3;
@@ -160,8 +160,9 @@ final class KeyedClaim {
             Dialect.RowReader<T> reader)
             throws SQLException {
         Set<String> full = new TreeSet<>();
+        Map<String, Long> runningAtStart = limits.isEmpty() ? Map.of() : runningByKey(c, queue, null);
         if (!limits.isEmpty()) {
-            runningByKey(c, queue, null).forEach((key, n) -> {
+            runningAtStart.forEach((key, n) -> {
                 Limit l = limits.forKey(key).orElse(null);
                 if (l != null && n >= l.maxRunning()) {
                     full.add(key);
@@ -188,10 +189,20 @@ final class KeyedClaim {
                 rotate(queue, read.keys(), List.of());
                 break;
             }
-            Set<String> limited = new TreeSet<>();
+            // Lock only the keys a pick by the unlocked count would take from: the rest of the
+            // candidates' keys are left for other claims, and a limited key not locked here is not
+            // picked from below.
+            Map<String, Integer> estimate = new HashMap<>(room);
             for (Candidate k : candidates) {
+                if (k.key() != null && !full.contains(k.key()) && !estimate.containsKey(k.key())) {
+                    limits.forKey(k.key())
+                            .ifPresent(l -> estimate.put(k.key(), (int)
+                                    Math.max(0, l.maxRunning() - runningAtStart.getOrDefault(k.key(), 0L))));
+                }
+            }
+            Set<String> limited = new TreeSet<>();
+            for (Candidate k : pick(candidates, full, limits, estimate, Map.of(), wanted, new boolean[1])) {
                 if (k.key() != null
-                        && !full.contains(k.key())
                         && !room.containsKey(k.key())
                         && limits.forKey(k.key()).isPresent()) {
                     limited.add(k.key());
@@ -319,7 +330,8 @@ final class KeyedClaim {
      */
     private Candidates candidates(Connection c, String queue, Claimable claimable, Set<String> full, int wanted)
             throws SQLException {
-        int maxKeys = Math.min(MAX_KEYS, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK));
+        // Enough keys to fill the claim one task each, besides the keys known to be at their limit.
+        int maxKeys = Math.min(MAX_KEYS, Math.max(MIN_KEYS, wanted + full.size()));
         String cursor = cursors.getOrDefault(queue, "");
         List<String> keys = pendingKeys(c, queue, cursor, maxKeys);
         if (keys.size() < maxKeys && !cursor.isEmpty()) { // past the last key: on from the first
@@ -388,6 +400,23 @@ final class KeyedClaim {
     private Map<String, List<Candidate>> firstOfKeys(
             Connection c, String queue, Claimable claimable, List<String> keys, int perKey) throws SQLException {
         Map<String, List<Candidate>> byKey = new HashMap<>();
+        java.util.Optional<String> lateral = dialect.firstOfKeys(claimable);
+        if (lateral.isPresent()) {
+            try (PreparedStatement ps = c.prepareStatement(lateral.get())) {
+                ps.setArray(1, c.createArrayOf("varchar", keys.toArray()));
+                int i = dialect.bindDue(ps, 2, queue, claimable);
+                ps.setInt(i, perKey);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Candidate k = new Candidate(
+                                rs.getLong(1), rs.getString(2), rs.getInt(3), dialect.getInstant(rs, "run_at"));
+                        byKey.computeIfAbsent(k.key(), x -> new ArrayList<>()).add(k);
+                    }
+                }
+            }
+            byKey.values().forEach(l -> l.sort(CLAIM_ORDER));
+            return byKey;
+        }
         for (int from = 0; from < keys.size(); from += KEYS_PER_STATEMENT) {
             List<String> batch = keys.subList(from, Math.min(keys.size(), from + KEYS_PER_STATEMENT));
             String one = "(SELECT id, concurrency_key, priority, run_at FROM " + dialect.taskTableForKey() + " WHERE "
@@ -604,6 +633,9 @@ final class KeyedClaim {
                 any = true;
                 Candidate k = tasks.get(rank);
                 Integer free = k.key() == null ? null : left.get(k.key());
+                if (free == null && k.key() != null && limits.forKey(k.key()).isPresent()) {
+                    continue; // limited, but not locked by this claim: its count is not known
+                }
                 if (free != null) {
                     Long head = fifoHead.get(k.key());
                     if (free <= 0 || (head != null && head != k.id())) {
