@@ -229,6 +229,26 @@ public abstract class TaskSearchContract extends EngineHarness {
     }
 
     @Test
+    void payloadPathSegmentsOfDigitsNameObjectFieldsAndArrayElements() {
+        tasks = producer();
+        long byYear = tasks.enqueue(TaskRequest.builder("search.digits")
+                        .payload(Map.of("years", Map.of("2024", "gold", "7", "silver")))
+                        .build())
+                .task()
+                .id();
+        long inArray = tasks.enqueue(TaskRequest.builder("search.digits")
+                        .payload(Map.of("years", List.of("a", "b", "c", "d", "e", "f", "g", "gold")))
+                        .build())
+                .task()
+                .id();
+
+        assertThat(ids(q().payload(List.of("years", "2024"), "gold").build())).containsExactly(byYear);
+        assertThat(ids(q().payload(List.of("years", "7"), "silver").build())).containsExactly(byYear);
+        assertThat(ids(q().payload(List.of("years", "7"), "gold").build())).containsExactly(inArray);
+        assertThat(ids(q().payload(List.of("years", "0"), "a").build())).containsExactly(inArray);
+    }
+
+    @Test
     void searchReturnsFullTasksAndSummariesTheListedFields() {
         tasks = producer();
         long id = enqueue(1, "s", "search.order").get(0);

@@ -194,20 +194,45 @@ public final class MariaDbDialect implements Dialect {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
 
-    /** {@code JSON_UNQUOTE(JSON_EXTRACT(payload, path)) = value}, the path quoted per field. */
+    /** Digit segments read both ways at most this many in one path; past it a search is refused. */
+    static final int MAX_DIGIT_SEGMENTS = 4;
+
+    /**
+     * {@code JSON_UNQUOTE(JSON_EXTRACT(payload, path)) = value}, the path quoted per field. A segment
+     * of digits names an object's field or an array's element (as PostgreSQL's {@code #>>} reads it),
+     * so each of its readings is tried; only one can match, since a value is an object or an array.
+     */
     @Override
     public Optional<PayloadSql> payloadSql(Connection c, List<String> path, String value) {
-        StringBuilder p = new StringBuilder("$");
-        for (String seg : path) {
-            p.append(seg.matches("[0-9]+") ? "[" + seg + "]" : ".\"" + seg + "\"");
+        long digitSegments = path.stream().filter(seg -> seg.matches("[0-9]+")).count();
+        if (digitSegments > MAX_DIGIT_SEGMENTS) {
+            throw new IllegalArgumentException("a payload path may have at most " + MAX_DIGIT_SEGMENTS
+                    + " segments made of digits on MariaDB (each is read as a field and as an element), got "
+                    + digitSegments + " in " + path + ": narrow the search by a shorter path or another filter");
         }
-        // As on PostgreSQL and H2: code points compared without padding, and a JSON null is no value.
+        List<String> condition = new ArrayList<>();
+        List<Object> args = new ArrayList<>();
+        for (int reading = 0; reading < 1 << digitSegments; reading++) {
+            StringBuilder p = new StringBuilder("$");
+            int digit = 0;
+            for (String seg : path) {
+                boolean asIndex = seg.matches("[0-9]+") && (reading & (1 << digit++)) != 0;
+                p.append(asIndex ? "[" + seg + "]" : ".\"" + seg + "\"");
+            }
+            // As on PostgreSQL and H2: code points compared without padding, and a JSON null is no
+            // value. JSON_UNQUOTE returns utf8mb3 text on some servers (MariaDB 11.4), which
+            // utf8mb4_nopad_bin cannot collate: it is converted to utf8mb4 first, which loses nothing.
+            condition.add("(CONVERT(JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) USING utf8mb4) COLLATE utf8mb4_nopad_bin = ?"
+                    + " AND JSON_TYPE(JSON_EXTRACT(payload, ?)) <> 'NULL')");
+            args.add(p.toString());
+            args.add(value);
+            args.add(p.toString());
+        }
         return Optional.of(new PayloadSql(
                 "dbtasks_task",
                 List.of(),
-                "JSON_UNQUOTE(JSON_EXTRACT(payload, ?)) COLLATE utf8mb4_nopad_bin = ?"
-                        + " AND JSON_TYPE(JSON_EXTRACT(payload, ?)) <> 'NULL'",
-                List.of(p.toString(), value, p.toString())));
+                condition.size() == 1 ? condition.get(0) : "(" + String.join(" OR ", condition) + ")",
+                List.copyOf(args)));
     }
 
     /** The reference column keeps the server's collation, which ignores case and trailing spaces. */

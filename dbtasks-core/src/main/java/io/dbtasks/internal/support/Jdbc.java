@@ -197,8 +197,9 @@ public final class Jdbc {
                 deadlocks.increment();
             }
             DbTasksException failure = failure(what, e);
-            if (failure instanceof DataRejectedException) {
-                // The database answered: the values were wrong, not the store; its health is unchanged.
+            if (failure instanceof DataRejectedException || cancelledAtTimeLimit(e)) {
+                // The database answered: the values were wrong, or the statement ran past the time
+                // limit its caller set; the store is not failing, so its health is unchanged.
                 throw failure;
             }
             if (isStall(e)) {
@@ -333,9 +334,25 @@ public final class Jdbc {
                     state,
                     e);
         }
+        if (cancelledAtTimeLimit(e)) {
+            return new DbTasksException(
+                    what + " was cancelled by the database at its time limit (" + e.getMessage() + ", SQLState " + state
+                            + "); narrow it with more filters or give it a longer timeout",
+                    e);
+        }
         return new DbTasksException(
                 what + " failed: " + e.getMessage() + " (SQLState " + e.getSQLState()
                         + "); check that the database is reachable and the dbtasks schema is migrated",
                 e);
+    }
+
+    /**
+     * Whether the database cancelled the statement at a time limit or on request and stayed up:
+     * SQLState 57014 (PostgreSQL, H2: {@code query_canceled}) or 70100 (MariaDB: interrupted, as by
+     * {@code max_statement_time}, which the driver uses for {@link java.sql.Statement#setQueryTimeout}).
+     */
+    static boolean cancelledAtTimeLimit(SQLException e) {
+        String state = e.getSQLState();
+        return "57014".equals(state) || "70100".equals(state);
     }
 }

@@ -140,15 +140,20 @@ public class ServerSecurityProperties {
     public static class Throttle {
         private int maxFailuresPerUser = 5;
         private int maxFailuresPerAddress = 20;
+        private int maxFailuresPerUserAllAddresses = 100;
+        private Duration knownAddressWindow = Duration.ofDays(30);
         private Duration window = Duration.ofMinutes(15);
         private int maxTracked = 100_000;
 
-        /** @return failures for one user name before it is throttled; default 5 */
+        /** @return failures for one user name from one address before that address is throttled for it; default 5 */
         public int getMaxFailuresPerUser() {
             return maxFailuresPerUser;
         }
 
-        /** @param maxFailuresPerUser failures for one user name before it is throttled, at least 1 */
+        /**
+         * @param maxFailuresPerUser failures for one user name from one address before that address is
+         *     throttled for it, at least 1
+         */
         public void setMaxFailuresPerUser(int maxFailuresPerUser) {
             this.maxFailuresPerUser = maxFailuresPerUser;
         }
@@ -161,6 +166,32 @@ public class ServerSecurityProperties {
         /** @param maxFailuresPerAddress failures from one client address before it is throttled, at least 1 */
         public void setMaxFailuresPerAddress(int maxFailuresPerAddress) {
             this.maxFailuresPerAddress = maxFailuresPerAddress;
+        }
+
+        /**
+         * @return failures for one user name from all addresses together before it is throttled from
+         *     every address it has not logged in from within {@link #getKnownAddressWindow()}; default 100
+         */
+        public int getMaxFailuresPerUserAllAddresses() {
+            return maxFailuresPerUserAllAddresses;
+        }
+
+        /** @param maxFailuresPerUserAllAddresses see {@link #getMaxFailuresPerUserAllAddresses()}, at least 1 */
+        public void setMaxFailuresPerUserAllAddresses(int maxFailuresPerUserAllAddresses) {
+            this.maxFailuresPerUserAllAddresses = maxFailuresPerUserAllAddresses;
+        }
+
+        /**
+         * @return how long after a successful login its address stays exempt from the name's count
+         *     across addresses; default 30 days, zero for never
+         */
+        public Duration getKnownAddressWindow() {
+            return knownAddressWindow;
+        }
+
+        /** @param knownAddressWindow see {@link #getKnownAddressWindow()}, not negative */
+        public void setKnownAddressWindow(Duration knownAddressWindow) {
+            this.knownAddressWindow = knownAddressWindow;
         }
 
         /** @return how long failures are remembered after the last one, and so how long a throttle lasts; default 15 minutes */
