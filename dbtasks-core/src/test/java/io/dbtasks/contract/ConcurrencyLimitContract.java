@@ -139,7 +139,7 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
     @Test
     void noInstantHasMoreThanTheLimitOfAKeyRunningAcrossThreeEngines() throws Exception {
         int keys = 50;
-        int perKey = 40; // on average: 5 keys have 130 tasks, the others 30
+        int perKey = 40; // on average: 5 keys have 58 tasks, the others 38
         int limit = 3;
         createRunTable();
         DbTasks producer = producer();
@@ -148,7 +148,7 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
         for (int k = 0; k < keys; k++) {
             // Claims are fair across keys, so the limit binds once only the 5 large keys have tasks
             // left: 15 slots for 24 workers.
-            for (int i = 0; i < (k < 5 ? 130 : 30); i++) {
+            for (int i = 0; i < (k < 5 ? 58 : 38); i++) {
                 requests.add(TaskRequest.builder(KIND)
                         .queue(QUEUE)
                         .concurrencyKey("key-" + k)

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.limit.Limit;
+import io.dbtasks.testing.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,8 +59,12 @@ public abstract class FairnessContract extends EngineHarness {
         smallKeysStartWithinTwoSeconds(producer);
     }
 
+    /** On H2 at build size (the same claim as a fair queue, plus the key locks); everywhere at full size. */
     @Test
     void smallKeysStartWithinTwoSecondsBehindABigBacklogUnderALimitThatNeverBinds() throws Exception {
+        Assumptions.assumeTrue(
+                database() == TestDatabase.H2 || System.getProperty("dbtasks.test.fairness.bigKey") != null,
+                "run at full size only");
         DbTasks producer = producer();
         producer.limits().set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 1_000));
         smallKeysStartWithinTwoSeconds(producer);
