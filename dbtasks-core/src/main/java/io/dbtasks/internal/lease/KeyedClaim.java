@@ -343,24 +343,31 @@ final class KeyedClaim {
             }
         }
         List<String> eligible = keys.stream().filter(k -> !full.contains(k)).toList();
-        List<Candidate> all = new ArrayList<>(keyless(c, queue, claimable, wanted));
-        if (!eligible.isEmpty()) {
-            // Each key's fair share and a little more, so that keys with fewer tasks leave enough others.
-            int perKey = Math.min(wanted, (2 * wanted + eligible.size() - 1) / eligible.size() + 1);
-            Map<String, List<Candidate>> byKey = firstOfKeys(c, queue, claimable, eligible, perKey);
-            int read = byKey.values().stream().mapToInt(List::size).sum() + all.size();
-            if (read < wanted && perKey < wanted) {
-                // Too few: read more of the keys that may have more, enough to fill the claim.
-                List<String> more = eligible.stream()
-                        .filter(k -> byKey.getOrDefault(k, List.of()).size() == perKey)
-                        .toList();
-                if (!more.isEmpty()) {
-                    byKey.putAll(firstOfKeys(c, queue, claimable, more, perKey + wanted - read));
-                }
+        // Each key's fair share and a little more, so that keys with fewer tasks leave enough others.
+        int perKey =
+                eligible.isEmpty() ? 0 : Math.min(wanted, (2 * wanted + eligible.size() - 1) / eligible.size() + 1);
+        Map<String, List<Candidate>> byKey = firstOfKeys(
+                c,
+                queue,
+                claimable,
+                eligible,
+                perKey,
+                Math.min(SCAN, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK)));
+        List<Candidate> keyless = byKey.getOrDefault(null, List.of());
+        List<Candidate> all = new ArrayList<>(keyless.size() > wanted ? keyless.subList(0, wanted) : keyless);
+        byKey.remove(null);
+        int read = byKey.values().stream().mapToInt(List::size).sum() + all.size();
+        if (read < wanted && perKey < wanted && !eligible.isEmpty()) {
+            // Too few: read more of the keys that may have more, enough to fill the claim.
+            List<String> more = eligible.stream()
+                    .filter(k -> byKey.getOrDefault(k, List.of()).size() == perKey)
+                    .toList();
+            if (!more.isEmpty()) {
+                byKey.putAll(firstOfKeys(c, queue, claimable, more, perKey + wanted - read, 0));
             }
-            for (String k : eligible) {
-                all.addAll(byKey.getOrDefault(k, List.of()));
-            }
+        }
+        for (String k : eligible) {
+            all.addAll(byKey.getOrDefault(k, List.of()));
         }
         return new Candidates(all, keys);
     }
@@ -396,39 +403,68 @@ final class KeyedClaim {
         return keys;
     }
 
-    /** The first {@code perKey} due tasks of each of {@code keys}, in claim order, read through the index. */
+    /**
+     * The first {@code perKey} due tasks of each of {@code keys}, in claim order, read through the
+     * per-key claim index; with {@code keylessWindow} above 0, in the same statement the due tasks
+     * without a key among the first {@code keylessWindow} due tasks of the queue in claim order (a
+     * bounded read: tasks without a key behind a longer backlog of keyed tasks wait until they come
+     * near the front), under the {@code null} key.
+     */
     private Map<String, List<Candidate>> firstOfKeys(
-            Connection c, String queue, Claimable claimable, List<String> keys, int perKey) throws SQLException {
+            Connection c, String queue, Claimable claimable, List<String> keys, int perKey, int keylessWindow)
+            throws SQLException {
         Map<String, List<Candidate>> byKey = new HashMap<>();
+        String keyless = "(SELECT id, concurrency_key, priority, run_at FROM (SELECT id, concurrency_key, priority,"
+                + " run_at FROM dbtasks_task WHERE " + dialect.dueCondition(claimable) + " ORDER BY "
+                + dialect.claimOrder() + " LIMIT ?) due WHERE concurrency_key IS NULL)";
         java.util.Optional<String> lateral = dialect.firstOfKeys(claimable);
+        List<List<String>> batches = new ArrayList<>();
         if (lateral.isPresent()) {
-            try (PreparedStatement ps = c.prepareStatement(lateral.get())) {
-                ps.setArray(1, c.createArrayOf("varchar", keys.toArray()));
-                int i = dialect.bindDue(ps, 2, queue, claimable);
-                ps.setInt(i, perKey);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        Candidate k = new Candidate(
-                                rs.getLong(1), rs.getString(2), rs.getInt(3), dialect.getInstant(rs, "run_at"));
-                        byKey.computeIfAbsent(k.key(), x -> new ArrayList<>()).add(k);
-                    }
-                }
+            batches.add(keys);
+        } else {
+            for (int from = 0; from < keys.size(); from += KEYS_PER_STATEMENT) {
+                batches.add(keys.subList(from, Math.min(keys.size(), from + KEYS_PER_STATEMENT)));
             }
-            byKey.values().forEach(l -> l.sort(CLAIM_ORDER));
-            return byKey;
         }
-        for (int from = 0; from < keys.size(); from += KEYS_PER_STATEMENT) {
-            List<String> batch = keys.subList(from, Math.min(keys.size(), from + KEYS_PER_STATEMENT));
-            String one = "(SELECT id, concurrency_key, priority, run_at FROM " + dialect.taskTableForKey() + " WHERE "
-                    + dialect.dueCondition(claimable) + " AND " + dialect.pendingOfKey() + " ORDER BY "
-                    + dialect.keyClaimOrder() + " LIMIT ?)";
-            try (PreparedStatement ps =
-                    c.prepareStatement(String.join(" UNION ALL ", Collections.nCopies(batch.size(), one)))) {
+        if (batches.isEmpty()) {
+            batches.add(List.of());
+        }
+        boolean withKeyless = keylessWindow > 0;
+        for (List<String> batch : batches) {
+            List<String> parts = new ArrayList<>();
+            if (withKeyless) {
+                parts.add(keyless);
+            }
+            if (!batch.isEmpty()) {
+                if (lateral.isPresent()) {
+                    parts.add("(" + lateral.get() + ")");
+                } else {
+                    parts.addAll(Collections.nCopies(
+                            batch.size(),
+                            "(SELECT id, concurrency_key, priority, run_at FROM " + dialect.taskTableForKey()
+                                    + " WHERE " + dialect.dueCondition(claimable) + " AND " + dialect.pendingOfKey()
+                                    + " ORDER BY " + dialect.keyClaimOrder() + " LIMIT ?)"));
+                }
+            }
+            if (parts.isEmpty()) {
+                continue;
+            }
+            try (PreparedStatement ps = c.prepareStatement(String.join(" UNION ALL ", parts))) {
                 int i = 1;
-                for (String k : batch) {
+                if (withKeyless) {
                     i = dialect.bindDue(ps, i, queue, claimable);
-                    ps.setString(i++, k);
-                    ps.setInt(i++, perKey);
+                    ps.setInt(i++, keylessWindow);
+                }
+                if (!batch.isEmpty() && lateral.isPresent()) {
+                    ps.setArray(i++, c.createArrayOf("varchar", batch.toArray()));
+                    i = dialect.bindDue(ps, i, queue, claimable);
+                    ps.setInt(i, perKey);
+                } else {
+                    for (String k : batch) {
+                        i = dialect.bindDue(ps, i, queue, claimable);
+                        ps.setString(i++, k);
+                        ps.setInt(i++, perKey);
+                    }
                 }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
@@ -438,32 +474,10 @@ final class KeyedClaim {
                     }
                 }
             }
+            withKeyless = false;
         }
         byKey.values().forEach(l -> l.sort(CLAIM_ORDER));
         return byKey;
-    }
-
-    /**
-     * Due tasks without a key, among the first few due tasks of the queue in claim order (a bounded
-     * read: tasks without a key behind a longer backlog of keyed tasks wait until they come near the
-     * front).
-     */
-    private List<Candidate> keyless(Connection c, String queue, Claimable claimable, int wanted) throws SQLException {
-        String sql = "SELECT id, priority, run_at FROM (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task"
-                + " WHERE " + dialect.dueCondition(claimable) + " ORDER BY " + dialect.claimOrder()
-                + " LIMIT ?) due WHERE concurrency_key IS NULL";
-        List<Candidate> tasks = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = dialect.bindDue(ps, 1, queue, claimable);
-            ps.setInt(i, Math.min(SCAN, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK)));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    tasks.add(new Candidate(rs.getLong(1), null, rs.getInt(2), dialect.getInstant(rs, "run_at")));
-                }
-            }
-        }
-        tasks.sort(CLAIM_ORDER);
-        return tasks.size() > wanted ? new ArrayList<>(tasks.subList(0, wanted)) : tasks;
     }
 
     /**
