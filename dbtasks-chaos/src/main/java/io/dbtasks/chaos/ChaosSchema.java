@@ -16,6 +16,11 @@ import javax.sql.DataSource;
  *       once per SUCCEEDED task;
  *   <li>{@code chaos_plain_effect}: one row per run of a plain task, written on a connection of the
  *       handler's own, so a task run again after a lost lease may write it twice (at least once);
+ *   <li>{@code chaos_interval}: in the limits workload, one row per run of a handler, written on a
+ *       connection of the handler's own when it returns (so a run whose effect the fencing token
+ *       refused is there too), with its start and end by the database clock (microseconds since the
+ *       epoch); the effect row of {@code chaos_effect} carries the same interval, and only if the run
+ *       committed;
  *   <li>{@code chaos_lock_counter}, {@code chaos_lock_history}, {@code chaos_lock_log}: the lock
  *       workload ({@link LockWorker}).
  * </ul>
@@ -42,6 +47,7 @@ public final class ChaosSchema {
             for (String t : List.of(
                     "chaos_effect",
                     "chaos_plain_effect",
+                    "chaos_interval",
                     "chaos_lock_counter",
                     "chaos_lock_history",
                     "chaos_lock_log")) {
@@ -51,9 +57,10 @@ public final class ChaosSchema {
                     // first run
                 }
             }
-            for (String t : List.of("chaos_effect", "chaos_plain_effect")) {
+            for (String t : List.of("chaos_effect", "chaos_plain_effect", "chaos_interval")) {
                 s.executeUpdate("CREATE TABLE " + t
-                        + " (task_id BIGINT NOT NULL, token BIGINT NOT NULL, worker VARCHAR(200) NOT NULL)");
+                        + " (task_id BIGINT NOT NULL, token BIGINT NOT NULL, worker VARCHAR(200) NOT NULL,"
+                        + " started_us BIGINT, ended_us BIGINT)");
             }
             s.executeUpdate("CREATE TABLE chaos_lock_counter (id INT PRIMARY KEY, n BIGINT NOT NULL,"
                     + " last_token BIGINT NOT NULL)");

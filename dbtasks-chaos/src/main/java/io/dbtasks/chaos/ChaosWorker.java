@@ -19,14 +19,16 @@ import javax.sql.DataSource;
  *
  * <p>Arguments: JDBC URL, worker id, concurrency, lease in milliseconds, and optionally {@code true},
  * {@code false} or {@code detect} (null) for {@link DbTasks.Builder#transactionPooling(Boolean)}
- * (default {@code false}: the chaos TCP proxy is no pooler).
+ * (default {@code false}: the chaos TCP proxy is no pooler), then optionally {@code intervals}: the
+ * limits workload, whose transactional handler records its run's interval by the database clock
+ * (see {@link ChaosSchema}).
  */
 public final class ChaosWorker {
     private ChaosWorker() {}
 
     /**
      * @param args JDBC URL, worker id, concurrency, lease (ms), transaction pooling (optional: {@code
-     *     true}, {@code false} or {@code detect})
+     *     true}, {@code false} or {@code detect}), {@code intervals} (optional)
      * @throws Exception if the engine cannot start
      */
     public static void main(String[] args) throws Exception {
@@ -37,6 +39,7 @@ public final class ChaosWorker {
         Boolean transactionPooling = args.length <= 4
                 ? Boolean.FALSE
                 : args[4].equals("detect") ? null : Boolean.valueOf(Boolean.parseBoolean(args[4]));
+        boolean intervals = args.length > 5 && args[5].equals("intervals");
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(concurrency + 6);
@@ -48,7 +51,7 @@ public final class ChaosWorker {
             DbTasks engine = null;
             while (engine == null) { // as a supervisor would restart a worker that cannot start yet
                 try {
-                    engine = engine(ds, workerId, concurrency, lease, transactionPooling);
+                    engine = engine(ds, workerId, concurrency, lease, transactionPooling, intervals);
                     engine.start();
                 } catch (RuntimeException e) {
                     System.out.println("cannot start yet (" + e.getMessage() + "); again in 500 ms");
@@ -80,10 +83,16 @@ public final class ChaosWorker {
      * @param lease the task lease
      * @param transactionPooling whether a transaction pooler sits in front of PostgreSQL, null to
      *     let the engine detect it
+     * @param intervals whether the transactional handler records its interval (the limits workload)
      * @return the engine, not started
      */
     public static DbTasks engine(
-            DataSource ds, String workerId, int concurrency, Duration lease, Boolean transactionPooling) {
+            DataSource ds,
+            String workerId,
+            int concurrency,
+            Duration lease,
+            Boolean transactionPooling,
+            boolean intervals) {
         return DbTasks.builder(ds)
                 .workerId(workerId)
                 .migrate(false) // the enqueuer migrated
@@ -96,6 +105,10 @@ public final class ChaosWorker {
                 .shutdownTimeout(Duration.ofSeconds(10))
                 .transactionalHandler(ChaosSchema.TX_KIND, Void.class, (ctx, tx, payload) -> {
                     witness(ctx);
+                    if (intervals) {
+                        timedEffect(ds, ctx, tx);
+                        return;
+                    }
                     try (PreparedStatement ps =
                             tx.prepareStatement("INSERT INTO chaos_effect (task_id, token, worker) VALUES (?, ?, ?)")) {
                         ps.setLong(1, ctx.taskId());
@@ -129,6 +142,53 @@ public final class ChaosWorker {
     private static void witness(io.dbtasks.TaskContext ctx) {
         System.out.println("RAN " + ctx.taskId() + " " + ctx.fencingToken() + " "
                 + ctx.idempotencyKey().orElse("-"));
+    }
+
+    /**
+     * The limits workload's run: its start by the database clock (read on the engine's transaction,
+     * which began after the claim committed), the work, its end by the same clock, then the effect
+     * with both in the engine's transaction (it commits only if the fencing token still holds) and
+     * the same interval on a connection of its own (it lands whatever the token says).
+     */
+    private static void timedEffect(DataSource ds, io.dbtasks.TaskContext ctx, Connection tx) throws Exception {
+        String clock = clockMicros(tx);
+        long start = micros(tx, clock);
+        work();
+        long end = micros(tx, clock);
+        for (String table : java.util.List.of("chaos_effect", "chaos_interval")) {
+            try (Connection own = table.equals("chaos_effect") ? null : ds.getConnection();
+                    PreparedStatement ps = (own == null ? tx : own)
+                            .prepareStatement("INSERT INTO " + table
+                                    + " (task_id, token, worker, started_us, ended_us) VALUES (?, ?, ?, ?, ?)")) {
+                ps.setLong(1, ctx.taskId());
+                ps.setLong(2, ctx.fencingToken());
+                ps.setString(3, ctx.workerId());
+                ps.setLong(4, start);
+                ps.setLong(5, end);
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    /**
+     * @return a query of the database's clock now in microseconds since the epoch, the clock of the
+     *     statement and not of the transaction's start
+     */
+    static String clockMicros(Connection c) throws java.sql.SQLException {
+        return c.getMetaData()
+                        .getDatabaseProductName()
+                        .toLowerCase(java.util.Locale.ROOT)
+                        .contains("postgres")
+                ? "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
+                : "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
+    }
+
+    private static long micros(Connection c, String clock) throws java.sql.SQLException {
+        try (PreparedStatement ps = c.prepareStatement(clock);
+                java.sql.ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     /** 50 to 250 ms of work, so that tasks are in flight when a fault strikes. */

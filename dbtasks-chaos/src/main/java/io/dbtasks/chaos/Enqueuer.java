@@ -15,10 +15,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * acknowledged when {@link DbTasks#enqueueAll} returned for its batch; a batch that fails (the
  * database is down, the connection was killed) is retried with the same keys until it is
  * acknowledged, so its tasks exist once whatever happened to the failed call.
+ *
+ * <p>With {@code keys} greater than 0 (the limits workload) every task is transactional and has the
+ * concurrency key {@code key-(i % keys)}.
  */
 public final class Enqueuer {
     private final DbTasks client;
     private final Set<String> acknowledged;
+    private final int concurrencyKeys;
     private final AtomicLong failedCalls = new AtomicLong();
 
     /**
@@ -26,8 +30,27 @@ public final class Enqueuer {
      * @param acknowledged receives each acknowledged key; must be thread-safe
      */
     public Enqueuer(DbTasks client, Set<String> acknowledged) {
+        this(client, acknowledged, 0);
+    }
+
+    /**
+     * @param client an engine without workers on the chaos database
+     * @param acknowledged receives each acknowledged key; must be thread-safe
+     * @param keys concurrency keys to spread the tasks over, all transactional; 0: no keys, half of
+     *     each kind
+     */
+    public Enqueuer(DbTasks client, Set<String> acknowledged, int keys) {
         this.client = client;
         this.acknowledged = acknowledged;
+        this.concurrencyKeys = keys;
+    }
+
+    /**
+     * @param i the task's number
+     * @return the concurrency key of task {@code i}, or null without keys
+     */
+    public String concurrencyKey(int i) {
+        return concurrencyKeys > 0 ? "key-" + (i % concurrencyKeys) : null;
     }
 
     /**
@@ -45,8 +68,10 @@ public final class Enqueuer {
             for (int i = from; i < Math.min(tasks, from + batch); i++) {
                 String key = "chaos-" + i;
                 keys.add(key);
-                requests.add(TaskRequest.builder(i % 2 == 0 ? ChaosSchema.TX_KIND : ChaosSchema.PLAIN_KIND)
+                requests.add(TaskRequest.builder(
+                                concurrencyKeys > 0 || i % 2 == 0 ? ChaosSchema.TX_KIND : ChaosSchema.PLAIN_KIND)
                         .queue(ChaosSchema.QUEUE)
+                        .concurrencyKey(concurrencyKey(i))
                         .idempotencyKey(key)
                         .maxAttempts(50)
                         .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(200)))

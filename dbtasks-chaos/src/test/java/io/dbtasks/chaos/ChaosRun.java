@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.TaskRequest;
+import io.dbtasks.limit.Limit;
 import io.dbtasks.testing.OwnPostgres;
 import io.dbtasks.testing.TcpProxy;
 import java.io.File;
@@ -36,13 +37,15 @@ import java.util.concurrent.TimeUnit;
  * One chaos run: {@code workers} {@link ChaosWorker} processes, each reaching the database through a
  * {@link TcpProxy} of its own in this JVM (so its network can be cut), an {@link Enqueuer} in this
  * JVM, faults injected one after another in turn until each kind has struck {@code faultsPerKind}
- * times, a drain, and the {@link Checker}.
+ * times, a drain, and the {@link Checker}. With {@link #limitKeys} it is the limits workload: every
+ * task transactional with one of a few concurrency keys limited to 1 RUNNING at once, checked by
+ * the {@link LimitChecker} as well.
  */
 final class ChaosRun {
     enum Fault {
-        /** {@code kill -9} of a random worker; a replacement starts at once. */
+        /** {@code kill -9} of a random worker holding tasks; a replacement starts at once. */
         KILL9,
-        /** {@code SIGSTOP} of a random worker for lease + 2 s, then {@code SIGCONT}. */
+        /** {@code SIGSTOP} of a random worker holding tasks for lease + 2 s, then {@code SIGCONT}. */
         STOP,
         /** Every other connection to the database terminated (pg_terminate_backend / KILL). */
         TERMINATE,
@@ -80,6 +83,7 @@ final class ChaosRun {
     private StandbyPair standbyPair;
     private final List<Long> failoverRecoveriesMs = new ArrayList<>();
     private long respawns;
+    private int limitKeys;
 
     /**
      * @param name a label for the logs and the report
@@ -146,6 +150,20 @@ final class ChaosRun {
         return this;
     }
 
+    /**
+     * Makes it the limits workload: every task transactional, over {@code keys} concurrency keys
+     * ({@code key-0}, {@code key-1}, ...) with a limit of 1 RUNNING at once each, set before the
+     * workers start; the workers record each run's interval and the report adds the {@link
+     * LimitChecker}'s figures.
+     *
+     * @param keys how many keys, at least 1
+     * @return this
+     */
+    ChaosRun limitKeys(int keys) {
+        this.limitKeys = keys;
+        return this;
+    }
+
     /** A worker's place: its proxy stays, its process is replaced after a kill. */
     private static final class Slot {
         final TcpProxy proxy;
@@ -169,6 +187,9 @@ final class ChaosRun {
             ChaosSchema.recreate(ds);
             DbTasks client = DbTasks.builder(ds).workers(false).build(); // migrates
             clear(ds);
+            if (limitKeys > 0) {
+                client.limits().set(Limit.maxRunning(ChaosSchema.QUEUE, Limit.EVERY_KEY, 1));
+            }
             URI target = url.contains(",") ? null : URI.create(url.substring("jdbc:".length()));
             deadlocks = new DeadlockCounter(directUrl(), name);
             for (int i = 0; i < workers; i++) {
@@ -187,7 +208,7 @@ final class ChaosRun {
                 startWorker(s);
             }
             long start = System.nanoTime();
-            Enqueuer enqueuer = new Enqueuer(client, acknowledged);
+            Enqueuer enqueuer = new Enqueuer(client, acknowledged, limitKeys);
             for (int i = 0; i < tasks; i++) {
                 attempted.add("chaos-" + i);
             }
@@ -258,6 +279,9 @@ final class ChaosRun {
                 report.put("deadlocksInServerLog", ownPostgres.logLinesContaining("deadlock detected"));
             }
             report.putAll(Checker.check(ds, attempted, acknowledged));
+            if (limitKeys > 0) {
+                report.putAll(LimitChecker.check(ds));
+            }
         } finally {
             if (deadlocks != null) {
                 deadlocks.close();
@@ -329,7 +353,7 @@ final class ChaosRun {
     }
 
     private void strike(Fault fault, HikariDataSource ds) throws Exception {
-        Slot slot = slots.get(random.nextInt(slots.size()));
+        Slot slot = fault == Fault.KILL9 || fault == Fault.STOP ? holder(ds) : slots.get(random.nextInt(slots.size()));
         log(fault + (fault == Fault.TERMINATE || fault == Fault.RESTART ? "" : " " + slot.id));
         switch (fault) {
             case KILL9 -> {
@@ -369,6 +393,32 @@ final class ChaosRun {
                 slot.proxy.restore();
             }
         }
+    }
+
+    /**
+     * @return a random worker among those holding RUNNING chaos tasks, so that the fault strikes
+     *     tasks in flight (and in the limits workload a key's one run); any worker if none does
+     */
+    private Slot holder(HikariDataSource ds) {
+        List<Slot> holding = new ArrayList<>();
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT DISTINCT lease_owner FROM dbtasks_task WHERE queue = '"
+                        + ChaosSchema.QUEUE + "' AND status = 'RUNNING'")) {
+            Set<String> owners = new java.util.HashSet<>();
+            while (rs.next()) {
+                owners.add(rs.getString(1));
+            }
+            for (Slot s2 : slots) {
+                if (owners.contains(s2.id)) {
+                    holding.add(s2);
+                }
+            }
+        } catch (SQLException e) {
+            // the database cannot answer now: any worker
+        }
+        List<Slot> from = holding.isEmpty() ? slots : holding;
+        return from.get(random.nextInt(from.size()));
     }
 
     /**
@@ -431,8 +481,8 @@ final class ChaosRun {
         return null;
     }
 
-    private void terminateBackends() throws SQLException {
-        try (Connection c = DriverManager.getConnection(url);
+    private void terminateBackends() throws SQLException, InterruptedException {
+        try (Connection c = connectForFault();
                 Statement s = c.createStatement()) {
             if (url.startsWith("jdbc:postgresql:")) {
                 try (ResultSet rs = s.executeQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
@@ -458,6 +508,25 @@ final class ChaosRun {
                     }
                 }
                 log("killed " + killed + " connections");
+            }
+        }
+    }
+
+    /**
+     * A connection of the fault's own, tried for up to 10 s: on a server shared with other clients
+     * its connection slots may all be taken for a moment, which is no reason to fail the run.
+     */
+    private Connection connectForFault() throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                return DriverManager.getConnection(url);
+            } catch (SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                log("cannot connect to strike (" + e.getMessage() + "); again in 500 ms");
+                Thread.sleep(500);
             }
         }
     }
@@ -497,7 +566,8 @@ final class ChaosRun {
                         slot.id,
                         "6",
                         String.valueOf(lease.toMillis()),
-                        transactionPooling == null ? "detect" : String.valueOf(transactionPooling))
+                        transactionPooling == null ? "detect" : String.valueOf(transactionPooling),
+                        limitKeys > 0 ? "intervals" : "")
                 .redirectErrorStream(true)
                 .redirectOutput(logDir.resolve(slot.id + ".log").toFile())
                 .start();
@@ -530,7 +600,13 @@ final class ChaosRun {
     private static void clear(HikariDataSource ds) throws SQLException {
         try (Connection c = ds.getConnection();
                 Statement s = c.createStatement()) {
-            for (String t : List.of("dbtasks_attempt", "dbtasks_task", "dbtasks_lock", "dbtasks_lock_waiter")) {
+            for (String t : List.of(
+                    "dbtasks_attempt",
+                    "dbtasks_task",
+                    "dbtasks_lock",
+                    "dbtasks_lock_waiter",
+                    "dbtasks_limit",
+                    "dbtasks_concurrency_key")) {
                 s.executeUpdate("DELETE FROM " + t);
             }
         }

@@ -79,6 +79,15 @@ class GaleraChaosTest {
     void schemaMigratesAndTokensDrawnOnEveryNodeAtOnceAreDistinct() throws Exception {
         try (HikariDataSource ds = ChaosRun.pool(cluster.url(1, "chaos"), 2)) {
             DbTasks.builder(ds).workers(false).build().close();
+            try (Connection c = ds.getConnection();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT SECURITY_TYPE FROM information_schema.ROUTINES"
+                            + " WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'dbtasks_next_token'")) {
+                assertThat(rs.next()).as("the token function exists").isTrue();
+                assertThat(rs.getString(1))
+                        .as("the token function runs with its caller's privileges")
+                        .isEqualTo("INVOKER");
+            }
         }
         Set<Long> tokens = ConcurrentHashMap.newKeySet();
         AtomicLong draws = new AtomicLong();

@@ -18,11 +18,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A private PostgreSQL primary with a synchronous standby, from the machine's own PostgreSQL
+ * A private PostgreSQL primary with a synchronous (or asynchronous) standby, from the machine's own PostgreSQL
  * binaries ({@code /usr/lib/postgresql/<version>/bin}, Debian's packages), on free ports under a
  * temporary directory; run as user {@code postgres} when the JVM is root. Never the shared server.
  * {@link #crashPrimary()} kills the primary's postmaster with {@code SIGKILL}; {@link #promote()}
- * promotes the standby.
+ * promotes the standby; {@link #stopStandby()} and {@link #startStandby()} let the primary commit
+ * what the standby never receives (asynchronous pairs only: a synchronous primary would wait).
  */
 final class StandbyPair implements AutoCloseable {
     private final Path bin;
@@ -54,6 +55,16 @@ final class StandbyPair implements AutoCloseable {
     }
 
     static StandbyPair start(Path bin, String database) throws Exception {
+        return start(bin, database, true);
+    }
+
+    /**
+     * Starts a primary and a streaming standby.
+     *
+     * @param synchronous whether every commit waits for the standby; when false, replication is
+     *     asynchronous and the call returns once the standby streams
+     */
+    static StandbyPair start(Path bin, String database, boolean synchronous) throws Exception {
         Path dir = Files.createTempDirectory("dbtasks-failover-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         if (root()) {
@@ -108,6 +119,8 @@ final class StandbyPair implements AutoCloseable {
                         "-R",
                         "-X",
                         "stream",
+                        "-c",
+                        "fast", // a spread checkpoint before the copy would take minutes
                         "--no-sync"),
                 true);
         Files.writeString(
@@ -115,6 +128,10 @@ final class StandbyPair implements AutoCloseable {
                 "cluster_name = 'standby1'\n",
                 java.nio.file.StandardOpenOption.APPEND);
         pair.pgCtl("start", standby, pair.standbyPort);
+        if (!synchronous) {
+            pair.awaitStreaming();
+            return pair;
+        }
         // synchronous only now: set before the standby exists, every commit would wait for it
         try (Connection c = DriverManager.getConnection(pair.url(pair.primaryPort, "postgres"));
                 Statement s = c.createStatement()) {
@@ -158,6 +175,81 @@ final class StandbyPair implements AutoCloseable {
         } catch (SQLException e) {
             return false;
         }
+    }
+
+    /** Waits until the standby streams from the primary, up to 60 s. */
+    void awaitStreaming() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try (Connection c = DriverManager.getConnection(url(primaryPort, "postgres"));
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM pg_stat_replication"
+                            + " WHERE application_name = 'standby1' AND state = 'streaming'")) {
+                rs.next();
+                if (rs.getLong(1) == 1) {
+                    return;
+                }
+            } catch (SQLException e) {
+                // not yet
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the standby did not stream within 60 s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Waits until the standby has replayed everything the primary wrote so far, up to 60 s. */
+    void awaitReplayed() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        try (Connection c = DriverManager.getConnection(url(primaryPort, "postgres"));
+                Statement s = c.createStatement()) {
+            String target;
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+                rs.next();
+                target = rs.getString(1);
+            }
+            while (true) {
+                try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM pg_stat_replication WHERE application_name"
+                        + " = 'standby1' AND replay_lsn >= '" + target + "'::pg_lsn")) {
+                    rs.next();
+                    if (rs.getLong(1) == 1) {
+                        return;
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the standby did not replay up to " + target + " within 60 s");
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /** Stops the standby (fast shutdown): from now on the primary commits what it never receives. */
+    void stopStandby() throws Exception {
+        run(
+                List.of(
+                        bin.resolve("pg_ctl").toString(),
+                        "stop",
+                        "-D",
+                        dir.resolve("standby").toString(),
+                        "-m",
+                        "fast",
+                        "-w"),
+                true);
+    }
+
+    /** Starts the stopped standby again (still a standby; its primary may be gone). */
+    void startStandby() throws Exception {
+        pgCtl("start", dir.resolve("standby"), standbyPort);
+    }
+
+    /**
+     * @param primary the primary's URL if true, else the standby's
+     * @return a single-host URL to {@code database} on that server
+     */
+    String url(boolean primary, String database) {
+        return url(primary ? primaryPort : standbyPort, database);
     }
 
     /** Kills the primary's postmaster with SIGKILL (its backends exit when they notice). */

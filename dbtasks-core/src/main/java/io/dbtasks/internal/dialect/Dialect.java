@@ -42,7 +42,10 @@ public interface Dialect {
         return now();
     }
 
-    /** @return an SQL expression that draws the next fencing token from the sequence */
+    /**
+     * @return an SQL expression that draws the next fencing token: greater than every token drawn
+     *     before it on this database (on PostgreSQL also across a failover to an asynchronous standby)
+     */
     String nextToken();
 
     /** Binds {@code value} (may be {@code null}) as a timestamp parameter. */

@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * #prepare} runs that first script itself with a {@code NOCACHE} sequence and Flyway baselines after
  * it. {@link #settle} creates the function (a stored function needs the {@code CREATE ROUTINE}
  * privilege, and with binary logging on {@code log_bin_trust_function_creators} or {@code SUPER}),
- * and lifts the counter above every value the sequence handed out (a schema migrated before its
+ * {@code SQL SECURITY INVOKER}: it runs with its caller's privileges (UPDATE on the counter, which
+ * every engine's user has), never with those of the user who migrated, and keeps working when that
+ * user is dropped; and it lifts the counter above every value the sequence handed out (a schema migrated before its
  * database joined a cluster). Not safe against a concurrent migration of the same schema (nor is
  * Flyway on Galera, whose lock is per node): migrate from one process.
  */
@@ -98,12 +100,17 @@ public final class GaleraSchema {
             try (Statement s = c.createStatement()) {
                 s.executeUpdate("UPDATE dbtasks_token_counter SET last_token = GREATEST(last_token,"
                         + " (SELECT next_not_cached_value FROM dbtasks_token_seq)) WHERE id = 1");
-                if (!routineExists(c)) {
+                String security = routineSecurity(c);
+                if (security == null) {
                     log.info("Galera cluster: creating {} for fencing tokens", NEXT_TOKEN);
                     s.execute("CREATE FUNCTION IF NOT EXISTS dbtasks_next_token() RETURNS BIGINT"
-                            + " NOT DETERMINISTIC MODIFIES SQL DATA BEGIN"
+                            + " NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER BEGIN"
                             + " UPDATE dbtasks_token_counter SET last_token = LAST_INSERT_ID(last_token + 1) WHERE id = 1;"
                             + " RETURN LAST_INSERT_ID(); END");
+                } else if (!"INVOKER".equalsIgnoreCase(security)) {
+                    // created by an earlier version with the default, DEFINER
+                    log.info("Galera cluster: {} now runs with its caller's privileges", NEXT_TOKEN);
+                    s.execute("ALTER FUNCTION dbtasks_next_token SQL SECURITY INVOKER");
                 }
             }
         }
@@ -142,6 +149,15 @@ public final class GaleraSchema {
             }
         } catch (SQLException e) {
             throw new DbTasksException("Checking for " + NEXT_TOKEN + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the function's SECURITY_TYPE ({@code INVOKER} or {@code DEFINER}), or null if it is missing */
+    private static String routineSecurity(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT SECURITY_TYPE FROM information_schema.ROUTINES"
+                        + " WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'dbtasks_next_token'")) {
+            return rs.next() ? rs.getString(1) : null;
         }
     }
 

@@ -53,9 +53,17 @@ public final class PostgresDialect implements Dialect {
         return "(clock_timestamp() + ? * INTERVAL '1 millisecond')";
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code dbtasks_next_token()} (migration V25): the WAL insert timeline in the high bits, the
+     * sequence value in the low 40, so a standby promoted after an asynchronous failover never hands
+     * out a token the old primary may have handed out in WAL it never received. The timeline is read
+     * in each statement: a value cached on a connection opened before a promotion would be stale.
+     */
     @Override
     public String nextToken() {
-        return "nextval('dbtasks_token_seq')";
+        return "dbtasks_next_token()";
     }
 
     @Override

@@ -53,6 +53,7 @@ public final class JdbcInbox implements Inbox {
                         throw e;
                     }
                     c.rollback();
+                    Jdbc.pauseBeforeRetry(attempt);
                 }
             }
         });

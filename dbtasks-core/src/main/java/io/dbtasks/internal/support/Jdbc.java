@@ -120,11 +120,19 @@ public final class Jdbc {
     static final int DEADLOCK_ATTEMPTS = 3;
 
     /**
+     * The longest pause, in milliseconds, before the second run of work rolled back as a victim;
+     * doubled before each later run.
+     */
+    static final long RETRY_PAUSE_MILLIS = 10;
+
+    /**
      * Runs {@code work} (a call of this class, such as {@link #inTransaction(String, Work)}) again, up
      * to {@value #DEADLOCK_ATTEMPTS} times in all, when the database rolled its transaction back as a
      * deadlock victim or serialization failure (SQLState class 40: MariaDB and MySQL 1213 / 40001,
-     * PostgreSQL 40P01 and 40001), as the database's own message asks. Only for work that may run
-     * again whole: its transaction was rolled back, and it has no effect outside it.
+     * PostgreSQL 40P01 and 40001, a Galera certification failure), as the database's own message
+     * asks, after a random pause ({@link #pauseBeforeRetry}): two transactions that conflicted, run
+     * again at once, would meet again (on Galera, two nodes' claims of the same rows). Only for work
+     * that may run again whole: its transaction was rolled back, and it has no effect outside it.
      *
      * @param work the work, which throws {@link DbTasksException} with the {@link SQLException} as its
      *     cause when it fails
@@ -145,8 +153,40 @@ public final class Jdbc {
                         attempt + 1,
                         DEADLOCK_ATTEMPTS,
                         e.getMessage());
+                pauseBeforeRetry(attempt);
             }
         }
+    }
+
+    /**
+     * Sleeps a random time before running again work that the database rolled back as a victim
+     * (SQLState class 40): {@link #retryPauseMillis} with a uniform random draw. An interrupt ends the
+     * pause early and stays set on the thread.
+     *
+     * @param failedRuns how many runs of the work failed so far, at least 1
+     */
+    public static void pauseBeforeRetry(int failedRuns) {
+        long millis = retryPauseMillis(
+                failedRuns, java.util.concurrent.ThreadLocalRandom.current().nextDouble());
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * @param failedRuns how many runs failed so far, at least 1
+     * @param random a draw in [0, 1)
+     * @return the pause in milliseconds: {@code random} times {@value #RETRY_PAUSE_MILLIS} ms doubled
+     *     for each failed run after the first (below 10 ms, then below 20 ms, ...)
+     */
+    static long retryPauseMillis(int failedRuns, double random) {
+        long cap = RETRY_PAUSE_MILLIS << Math.min(Math.max(failedRuns, 1) - 1, 10);
+        return (long) (random * cap);
     }
 
     private static boolean rolledBackAsVictim(Throwable e) {
