@@ -604,7 +604,7 @@ public final class Engine {
                     for (int i = 0; i < loops; i++) {
                         int slots = concurrency / loops + (i < concurrency % loops ? 1 : 0);
                         QueueWorker w = new QueueWorker(
-                                queue, slots, config, this::claim, executor, running, wiring, leases::heldBack);
+                                queue, slots, config, this::claim, executor, running, wiring, leases::heldBackMillis);
                         list.add(w);
                         w.start();
                     }

@@ -2,6 +2,7 @@ package io.dbtasks.limit;
 
 import io.dbtasks.TaskRequest;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limit on the tasks of one queue that share a concurrency key ({@link
@@ -17,6 +18,12 @@ import java.util.Objects;
  * order wins ({@code *-b}), on every engine. Tasks without a key are never limited; a key cannot
  * contain {@code *}.
  *
+ * <p>A limit may also carry a {@link Rate}: at most so many starts of one key in any window of a
+ * given length, by the database clock ({@link #rate(String, String, Rate)}, {@link #withRate}). A
+ * limit with a rate and a {@code maxRunning} holds both; one with only a rate has {@code maxRunning}
+ * {@link #NO_MAX_RUNNING}. Every start counts against the rate: the first, a retry's, and a start
+ * after the rescue of a dead worker's task.
+ *
  * <p>Immutable and thread-safe.
  *
  * @param queue the queue it applies to, 1 to {@value TaskRequest#MAX_NAME_LENGTH} characters
@@ -27,8 +34,18 @@ import java.util.Objects;
  * @param fifo whether a key's tasks start one at a time in enqueue order: the next starts only after
  *     the previous one left RUNNING and PENDING (succeeded, or failed or was cancelled for good);
  *     requires {@code maxRunning} 1, and priorities do not reorder a key's tasks
+ * @param rate at most so many starts of one key in any window of the rate's period, or {@code null}
+ *     for no rate limit
  */
-public record Limit(String queue, String keyPattern, int maxRunning, boolean fifo) {
+public record Limit(
+        String queue,
+        String keyPattern,
+        int maxRunning,
+        boolean fifo,
+        @Nullable Rate rate) {
+
+    /** The {@code maxRunning} of a limit that only limits the rate: no bound on tasks running at once. */
+    public static final int NO_MAX_RUNNING = Integer.MAX_VALUE;
 
     /** The key pattern of a queue's default limit: it applies to every key no other limit names. */
     public static final String EVERY_KEY = "*";
@@ -57,6 +74,44 @@ public record Limit(String queue, String keyPattern, int maxRunning, boolean fif
             throw new IllegalArgumentException(
                     "a FIFO limit runs one task of a key at a time: maxRunning must be 1, got " + maxRunning);
         }
+    }
+
+    /**
+     * A limit without a rate.
+     *
+     * @param queue the queue
+     * @param keyPattern the keys it applies to
+     * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1
+     * @param fifo whether a key's tasks start one at a time in enqueue order
+     * @throws IllegalArgumentException as {@link Limit} says
+     */
+    public Limit(String queue, String keyPattern, int maxRunning, boolean fifo) {
+        this(queue, keyPattern, maxRunning, fifo, null);
+    }
+
+    /**
+     * @param queue the queue
+     * @param keyPattern an exact key, a pattern with {@code *}, or {@value #EVERY_KEY}
+     * @param rate at most so many starts of one key in any window of the rate's period
+     * @return a rate limit without a bound on tasks running at once ({@link #NO_MAX_RUNNING})
+     * @throws IllegalArgumentException as {@link Limit} says
+     * @throws NullPointerException if {@code rate} is {@code null}
+     */
+    public static Limit rate(String queue, String keyPattern, Rate rate) {
+        return new Limit(queue, keyPattern, NO_MAX_RUNNING, false, Objects.requireNonNull(rate, "rate"));
+    }
+
+    /**
+     * @param rate the rate, or {@code null} for none
+     * @return this limit with {@code rate} instead of its own
+     */
+    public Limit withRate(@Nullable Rate rate) {
+        return new Limit(queue, keyPattern, maxRunning, fifo, rate);
+    }
+
+    /** @return whether {@code maxRunning} bounds the tasks running at once (it is not {@link #NO_MAX_RUNNING}) */
+    public boolean limitsRunning() {
+        return maxRunning != NO_MAX_RUNNING;
     }
 
     /**

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The concurrency limits of the cluster, stored in {@code dbtasks_limit}.
+ * The concurrency and rate limits of the cluster, stored in {@code dbtasks_limit}.
  *
  * <p><b>The guarantee.</b> A claim that would start a task of a limited key locks the key's row
  * ({@code dbtasks_concurrency_key}) and counts the key's RUNNING tasks in the same transaction, so
@@ -17,6 +17,10 @@ import java.util.Optional;
  * task stops counting against its key when that outcome is written. A handler thread that ignores
  * interrupts may still be running then, next to the task that starts in its place: the fencing token
  * guards the database effects only (a transactional handler's writes, the completion).
+ *
+ * <p><b>Rates.</b> A limit with a {@link Rate} also lets a key start at most {@code starts} tasks in
+ * any window of the rate's period: the same claim, under the same key lock, counts the key's logged
+ * starts in the window and logs the starts it makes in its own transaction; see {@link Rate}.
  *
  * <p><b>When a change applies.</b> Every engine re-reads the limit rows at most {@link
  * #REFRESH_MILLIS} ms after it last did (and at once after a change made through it), so a limit
@@ -113,11 +117,13 @@ public interface Limits {
 
     /**
      * Why a PENDING task is held back by its key's limit, such as {@code waiting for limit of key k:
-     * 3/3 running}, or {@code waiting for the earlier task of key k} (FIFO), read now.
+     * 3/3 running}, {@code waiting for the earlier task of key k} (FIFO), or {@code waiting for rate
+     * limit of key k: 10 starts per 1s} (the key's starts in the window ending now reach its rate),
+     * read now.
      *
      * @param taskId the task
      * @return the reason, or empty if the task is not PENDING, is not due yet (its run time, or the
-     *     backoff before a retry, has not come), has no key, or its key is not at its limit
+     *     backoff before a retry, has not come), has no key, or its key is not at its limit or rate
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
     Optional<String> waitReason(long taskId);

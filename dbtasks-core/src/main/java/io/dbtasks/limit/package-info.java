@@ -1,6 +1,7 @@
 /**
- * Concurrency limits per concurrency key: at most N tasks of a key RUNNING at once across the
- * cluster, optionally one at a time in enqueue order (FIFO) ({@link io.dbtasks.limit.Limits}, from
+ * Concurrency and rate limits per concurrency key: at most N tasks of a key RUNNING at once across
+ * the cluster, optionally one at a time in enqueue order (FIFO), and at most R starts of a key in any
+ * window of length P ({@link io.dbtasks.limit.Rate}) ({@link io.dbtasks.limit.Limits}, from
  * {@code DbTasks.limits()}). Limits are rows in the database, changed at run time, and enforced by
  * the claim itself.
  */

@@ -149,6 +149,7 @@ public enum TestDatabase {
                     "dbtasks_limit",
                     "dbtasks_concurrency_key",
                     "dbtasks_fair_queue",
+                    "dbtasks_rate_start",
                     "dbtasks_worker")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);

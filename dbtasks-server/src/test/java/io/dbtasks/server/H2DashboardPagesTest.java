@@ -182,6 +182,36 @@ class H2DashboardPagesTest {
     }
 
     @Test
+    void aTaskHeldBackByItsKeysRateShowsWhyOnItsPage() throws Exception {
+        String queue = "dash-rate-" + run;
+        dbTasks.limits()
+                .set(io.dbtasks.limit.Limit.rate(
+                        queue, "k", new io.dbtasks.limit.Rate(1, java.time.Duration.ofHours(1))));
+        long taskId = dbTasks.enqueue(io.dbtasks.TaskRequest.builder("dash.rate")
+                        .queue(queue) // no worker: the task stays PENDING
+                        .concurrencyKey("k")
+                        .build())
+                .task()
+                .id();
+        // The key started a task a minute ago: its one start per hour is used.
+        try (java.sql.Connection c = dataSource.getConnection();
+                java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_rate_start"
+                        + " (queue, concurrency_key, started_at, task_id, expires_at) VALUES (?, 'k', ?, 0, ?)")) {
+            java.time.Instant at = java.time.Instant.now().minusSeconds(60);
+            ps.setString(1, queue);
+            ps.setObject(2, java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC));
+            ps.setObject(3, java.time.OffsetDateTime.ofInstant(at.plusSeconds(3600), java.time.ZoneOffset.UTC));
+            ps.executeUpdate();
+        }
+        RawHttp.Response page = http.send("GET", "/dashboard/tasks/" + taskId, Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("id=\"task-concurrency-key\">k<")
+                .contains("id=\"task-wait-reason\">waiting for rate limit of key k: 1 start per 1h<");
+        dbTasks.limits().remove(queue, "k");
+    }
+
+    @Test
     void aChunkWhoseInstanceStoppedShowsAsRescuePending() throws Exception {
         Batch batch = dbTasks.batches()
                 .create(BatchRequest.builder("dash.rescue-" + run, 2)

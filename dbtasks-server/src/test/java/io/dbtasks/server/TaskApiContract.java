@@ -265,6 +265,52 @@ abstract class TaskApiContract {
     }
 
     @Test
+    void aRateLimitRoundTripsThroughTheApiAndBadRatesAreRefusedWithTheReason() {
+        String queue = "rated-" + run;
+        Response rateOnly = put(
+                "/api/limits",
+                "{\"queue\":\"" + queue + "\",\"keyPattern\":\"api-*\",\"rateStarts\":10,\"ratePeriodMillis\":1000}");
+        assertThat(rateOnly.status()).isEqualTo(200);
+        assertThat(rateOnly.body().path("maxRunning").isNull()).isTrue();
+        assertThat(rateOnly.body().path("rate").asString()).isEqualTo("10 starts per 1s");
+        Response both = put(
+                "/api/limits",
+                "{\"queue\":\"" + queue + "\",\"keyPattern\":\"host-a\",\"maxRunning\":2,\"rateStarts\":3,"
+                        + "\"ratePeriodMillis\":60000}");
+        assertThat(both.status()).isEqualTo(200);
+        JsonNode listed = null;
+        for (JsonNode l : get("/api/limits").body()) {
+            if (l.path("queue").asString().equals(queue)
+                    && l.path("keyPattern").asString().equals("host-a")) {
+                listed = l;
+            }
+        }
+        assertThat(listed).isNotNull();
+        assertThat(listed.path("maxRunning").asInt()).isEqualTo(2);
+        assertThat(listed.path("rateStarts").asInt()).isEqualTo(3);
+        assertThat(listed.path("ratePeriodMillis").asLong()).isEqualTo(60_000);
+        assertThat(listed.path("rate").asString()).isEqualTo("3 starts per 1m");
+
+        Response noStarts = put(
+                "/api/limits",
+                "{\"queue\":\"" + queue + "\",\"keyPattern\":\"*\",\"rateStarts\":0,\"ratePeriodMillis\":1000}");
+        assertThat(noStarts.status()).isEqualTo(400);
+        assertThat(noStarts.body().toString()).contains("at least 1 start per period");
+        Response noPeriod = put(
+                "/api/limits",
+                "{\"queue\":\"" + queue + "\",\"keyPattern\":\"*\",\"rateStarts\":5,\"ratePeriodMillis\":0}");
+        assertThat(noPeriod.status()).isEqualTo(400);
+        assertThat(noPeriod.body().toString()).contains("at least 1 ms");
+        Response half = put("/api/limits", "{\"queue\":\"" + queue + "\",\"keyPattern\":\"*\",\"rateStarts\":5}");
+        assertThat(half.status()).isEqualTo(400);
+        assertThat(half.body().toString()).contains("ratePeriodMillis");
+        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=api-*").status())
+                .isEqualTo(204);
+        assertThat(delete("/api/limits?queue=" + queue + "&keyPattern=host-a").status())
+                .isEqualTo(204);
+    }
+
+    @Test
     void sameIdempotencyKeyTwiceGives201Then200AndOneTask() {
         String body = "{\"kind\":\"order.create\",\"payload\":{\"orderId\":7,\"userName\":\"Ann\",\"amount\":12.5},"
                 + "\"queue\":\"idem-" + run + "\",\"idempotencyKey\":\"order-7-" + run + "\"}";

@@ -92,7 +92,7 @@ public final class QueueWorker implements Runnable {
     private final Executor executor;
     private final RunningSet running;
     private final Execution.Wiring wiring;
-    private final java.util.function.Predicate<String> heldBack;
+    private final java.util.function.ToLongFunction<String> heldBack;
     /** The last claim left due tasks behind a limit: a task finishing here may let one start. */
     private volatile boolean wakeOnRelease;
 
@@ -116,8 +116,9 @@ public final class QueueWorker implements Runnable {
      * @param executor runs the handlers
      * @param running the engine's tracked executions, which this loop adds to and removes from
      * @param wiring what the executions it creates share
-     * @param heldBack whether the last claim from a queue left due tasks behind a limit (see {@link
-     *     Leases#heldBack})
+     * @param heldBack -1 if the last claim from a queue left no due task behind a limit, else the
+     *     milliseconds until a key held back by its rate frees a start (see {@link
+     *     Leases#heldBackMillis})
      */
     public QueueWorker(
             String queue,
@@ -127,7 +128,7 @@ public final class QueueWorker implements Runnable {
             Executor executor,
             RunningSet running,
             Execution.Wiring wiring,
-            java.util.function.Predicate<String> heldBack) {
+            java.util.function.ToLongFunction<String> heldBack) {
         this.heldBack = heldBack;
         this.queue = queue;
         this.slots = slots;
@@ -279,12 +280,14 @@ public final class QueueWorker implements Runnable {
             lastClaim = System.nanoTime();
             start(claimed);
             busy = claimed.size() == wanted;
-            boolean held = heldBack.test(queue);
+            long heldMillis = heldBack.applyAsLong(queue);
+            boolean held = heldMillis >= 0;
             wakeOnRelease = held;
             if (!busy) {
                 // Held back by a limit: a task finishing here wakes the loop; one finishing on
-                // another engine is found within the shorter held-back poll.
-                sleep(held ? Math.min(poll.toMillis(), HELD_BACK_POLL_MILLIS) : poll.toMillis());
+                // another engine is found within the shorter held-back poll, and a key's rate window
+                // freeing a start at that moment.
+                sleep(held ? Math.min(Math.min(poll.toMillis(), HELD_BACK_POLL_MILLIS), heldMillis) : poll.toMillis());
             }
         }
     }

@@ -4,6 +4,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.limit.LimitSet;
+import io.dbtasks.internal.limit.RateWindow;
 import io.dbtasks.limit.Limit;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,7 +32,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <ol>
  *   <li>Count the queue's RUNNING tasks by key, without locks (only when the queue has limits), to
- *       know which keys are already at their limit.
+ *       know which keys are already at their limit; with them, the keys this engine found at their
+ *       rate whose window has not freed a start yet ({@link RateWindow#heldKeys}).
  *   <li>List the keys that have PENDING tasks, in key order from after the key this engine's last
  *       claim of the queue served last, wrapping around (a rotation, so that when there are more keys
  *       than a claim takes, every key gets its turn), through the per-key claim index ({@link
@@ -46,15 +48,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *       of queueing for them.
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
- *       also find its oldest PENDING or RUNNING task, the only one that may start.
+ *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
+ *       rate, count its starts in the window ({@link RateWindow#room}): a key may start the least of
+ *       what its running limit and its rate leave.
  *   <li>Pick candidates round robin over keys in the rotation's order (each key's first due task,
- *       then each key's second...), each limited key up to what its limit leaves free; the tasks
- *       without a key form one more key, first in line.
+ *       then each key's second...), each limited key up to what its limit and rate leave free; the
+ *       tasks without a key form one more key, first in line.
  *   <li>Claim the picked tasks still PENDING and due ({@code FOR UPDATE SKIP LOCKED}, then the
  *       claim's update by primary key). If another engine claimed some of them first (engines read
  *       the same candidates, and the one that waited for a key lock read them before the other
  *       committed), read the candidates again from step 2, up to {@value #ROUNDS} rounds, keeping
- *       the locks and counts of the keys already locked; then commit.
+ *       the locks and counts of the keys already locked; log the starts of keys with a rate ({@link
+ *       RateWindow#record}); then commit.
  * </ol>
  *
  * <p>Nothing lowers a count but a task leaving RUNNING (settle, retry, rescue, hand-back), and each
@@ -83,9 +88,11 @@ final class KeyedClaim {
     static final int MAX_EXCLUDED_KEYS = 500;
 
     private final Dialect dialect;
+    private final RateWindow rates;
 
-    KeyedClaim(Dialect dialect) {
+    KeyedClaim(Dialect dialect, RateWindow rates) {
         this.dialect = dialect;
+        this.rates = rates;
     }
 
     private record Candidate(long id, String key, int priority, Instant runAt) {
@@ -159,6 +166,7 @@ final class KeyedClaim {
             long leaseMillis,
             Dialect.RowReader<T> reader)
             throws SQLException {
+        long began = System.nanoTime();
         Set<String> full = new TreeSet<>();
         Map<String, Long> runningAtStart = limits.isEmpty() ? Map.of() : runningByKey(c, queue, null);
         if (!limits.isEmpty()) {
@@ -169,6 +177,9 @@ final class KeyedClaim {
                 }
             });
         }
+        // Keys this engine found at their rate, until their window frees: left out like full keys
+        // (listed in the rotation but not read, so the fair pick gives their turn to the next keys).
+        full.addAll(rates.heldKeys(queue, limits));
         // Set when a due task is seen left behind a limit; keys found at their limit by the first count
         // are left out of the candidates, so whether they have due tasks is asked at the end.
         boolean[] skipped = {false};
@@ -196,8 +207,7 @@ final class KeyedClaim {
             for (Candidate k : candidates) {
                 if (k.key() != null && !full.contains(k.key()) && !estimate.containsKey(k.key())) {
                     limits.forKey(k.key())
-                            .ifPresent(l -> estimate.put(k.key(), (int)
-                                    Math.max(0, l.maxRunning() - runningAtStart.getOrDefault(k.key(), 0L))));
+                            .ifPresent(l -> estimate.put(k.key(), estimatedRoom(l, runningAtStart, k.key())));
                 }
             }
             Set<String> limited = new TreeSet<>();
@@ -219,10 +229,12 @@ final class KeyedClaim {
             }
             if (!limited.isEmpty()) {
                 Map<String, Long> running = runningByKey(c, queue, limited);
+                Map<String, Integer> rateRoom = rates.room(c, queue, limited, limits, began);
                 Set<String> fifo = new TreeSet<>();
                 for (String key : limited) {
                     Limit l = limits.forKey(key).orElseThrow();
-                    room.put(key, (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L)));
+                    int free = (int) Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L));
+                    room.put(key, Math.min(free, rateRoom.getOrDefault(key, Integer.MAX_VALUE)));
                     if (l.fifo()) {
                         fifo.add(key);
                     }
@@ -232,14 +244,32 @@ final class KeyedClaim {
                     candidates = withDueHeads(c, queue, claimable, candidates, fifoHead);
                 }
             }
+            // A key locked here may have had less room than the estimate gave it (its rate's window
+            // is full, or a task started since the unlocked count): the estimate's pick then left
+            // other keys unlocked, and another round, with that key now full, reads and locks them.
+            boolean overestimated = false;
+            for (String key : limited) {
+                overestimated |= room.get(key) < estimate.getOrDefault(key, Integer.MAX_VALUE);
+            }
             List<Candidate> picked = pick(candidates, full, limits, room, fifoHead, wanted, skipped);
             rotate(queue, read.keys(), picked);
+            boolean again = overestimated && picked.size() < wanted;
             if (picked.isEmpty()) {
+                if (again) {
+                    continue;
+                }
                 break;
             }
             Set<Long> got = new HashSet<>();
             rows.addAll(claimIds(c, picked.stream().map(Candidate::id).toList(), owner, leaseMillis, reader, got));
-            if (got.size() == picked.size()) {
+            Map<Long, String> started = new HashMap<>();
+            for (Candidate k : picked) {
+                if (got.contains(k.id()) && k.key() != null) {
+                    started.put(k.id(), k.key());
+                }
+            }
+            rates.record(c, queue, started, limits);
+            if (got.size() == picked.size() && !again) {
                 break; // nothing lost to another claim: a further round would find what this one left
             }
             for (Candidate k : picked) {
@@ -257,6 +287,16 @@ final class KeyedClaim {
             skipped[0] = anyDue(c, queue, claimable, fullAtStart);
         }
         return new Result<>(rows, skipped[0]);
+    }
+
+    /**
+     * What {@code key} may start by the count read without its lock: its limit less its running tasks,
+     * and no more than its rate's starts per window (the count under the lock decides).
+     */
+    private static int estimatedRoom(Limit l, Map<String, Long> running, String key) {
+        long free = Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L));
+        return (int)
+                Math.min(free, l.rate() == null ? Integer.MAX_VALUE : l.rate().starts());
     }
 
     /** The group of the tasks without a key in the round robin. */

@@ -10,6 +10,7 @@ import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Claimable;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.limit.LimitSet;
+import io.dbtasks.internal.limit.RateWindow;
 import io.dbtasks.internal.query.TaskRows;
 import io.dbtasks.internal.support.EngineConfig;
 import io.dbtasks.internal.support.Events;
@@ -59,6 +60,8 @@ public final class Leases {
     private final java.util.function.Function<String, LimitSet> limits;
 
     private final KeyedClaim keyedClaim;
+    /** The rate decisions of keyed claims, and when a key held back by its rate frees. */
+    private final RateWindow rates;
 
     /** What this engine can run, read at each claim. */
     private final java.util.function.Supplier<Claimable> claimable;
@@ -93,7 +96,8 @@ public final class Leases {
             Dependents dependents) {
         this.claimable = claimable;
         this.limits = limits;
-        this.keyedClaim = new KeyedClaim(dialect);
+        this.rates = new RateWindow(dialect);
+        this.keyedClaim = new KeyedClaim(dialect, rates);
         this.dependents = dependents;
         this.events = events;
         this.update = new TaskUpdate(dialect);
@@ -173,6 +177,16 @@ public final class Leases {
      */
     public boolean heldBack(String queue) {
         return heldBack.contains(queue);
+    }
+
+    /**
+     * @param queue a queue
+     * @return -1 if this engine's last claim from it left no due task behind a limit; else how long,
+     *     in milliseconds (at least 1), until a key it found at its rate frees a start, or {@link
+     *     Long#MAX_VALUE} if none did (the claim loop comes back at its held-back poll)
+     */
+    public long heldBackMillis(String queue) {
+        return heldBack.contains(queue) ? rates.millisUntilFree(queue) : -1;
     }
 
     /**

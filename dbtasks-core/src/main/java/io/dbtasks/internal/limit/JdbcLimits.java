@@ -6,10 +6,12 @@ import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.limit.KeyLoad;
 import io.dbtasks.limit.Limit;
 import io.dbtasks.limit.Limits;
+import io.dbtasks.limit.Rate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -35,7 +37,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safe.
  */
 public final class JdbcLimits implements Limits {
-    private static final String COLUMNS = "queue, key_pattern, max_running, fifo";
+    private static final String COLUMNS = "queue, key_pattern, max_running, fifo, rate_starts, rate_period_ms";
 
     private final Jdbc jdbc;
     private final Dialect dialect;
@@ -105,7 +107,7 @@ public final class JdbcLimits implements Limits {
         jdbc.inTransaction("Set limit " + limit.queue() + " " + limit.keyPattern(), c -> {
             if (update(c, limit) == 0) {
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_limit (" + COLUMNS
-                        + ", updated_at) VALUES (?, ?, ?, ?, " + dialect.now() + ")"
+                        + ", updated_at) VALUES (?, ?, ?, ?, ?, ?, " + dialect.now() + ")"
                         + dialect.onConflictDoNothing())) {
                     ps.setString(1, limit.queue());
                     ps.setString(2, limit.keyPattern());
@@ -121,8 +123,9 @@ public final class JdbcLimits implements Limits {
     }
 
     private int update(Connection c, Limit limit) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("UPDATE dbtasks_limit SET max_running = ?, fifo = ?, updated_at = " + dialect.now()
+        try (PreparedStatement ps = c.prepareStatement(
+                "UPDATE dbtasks_limit SET max_running = ?, fifo = ?, rate_starts = ?, rate_period_ms = ?,"
+                        + " updated_at = " + dialect.now()
                         + " WHERE queue = ? AND key_pattern = ?")) {
             int i = bindValues(ps, 1, limit);
             ps.setString(i++, limit.queue());
@@ -135,6 +138,14 @@ public final class JdbcLimits implements Limits {
         int i = index;
         ps.setInt(i++, limit.maxRunning());
         ps.setBoolean(i++, limit.fifo());
+        Rate rate = limit.rate();
+        if (rate == null) {
+            ps.setNull(i++, java.sql.Types.INTEGER);
+            ps.setNull(i++, java.sql.Types.BIGINT);
+        } else {
+            ps.setInt(i++, rate.starts());
+            ps.setLong(i++, rate.periodMillis());
+        }
         return i;
     }
 
@@ -201,11 +212,14 @@ public final class JdbcLimits implements Limits {
                             "SELECT " + COLUMNS + " FROM dbtasks_limit ORDER BY queue, key_pattern");
                     ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
+                    int starts = rs.getInt("rate_starts");
+                    Rate rate = rs.wasNull() ? null : new Rate(starts, Duration.ofMillis(rs.getLong("rate_period_ms")));
                     limits.add(new Limit(
                             rs.getString("queue"),
                             rs.getString("key_pattern"),
                             rs.getInt("max_running"),
-                            rs.getBoolean("fifo")));
+                            rs.getBoolean("fifo"),
+                            rate));
                 }
             }
             return limits;
@@ -291,6 +305,10 @@ public final class JdbcLimits implements Limits {
             }
             if (limit.get().fifo() && earlier > 0) {
                 return Optional.of("waiting for the earlier task of key " + key + " (FIFO)");
+            }
+            Rate rate = limit.get().rate();
+            if (rate != null && RateWindow.startsInWindow(c, dialect, queue, key, rate) >= rate.starts()) {
+                return Optional.of("waiting for rate limit of key " + key + ": " + rate);
             }
             return Optional.<String>empty();
         });

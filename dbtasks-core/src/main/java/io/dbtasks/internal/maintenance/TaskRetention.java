@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
  * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
  * for a later sweep, so the sweep never makes a claim wait, and a claim that finds a row gone creates
- * it again.
+ * it again. It deletes the logged starts of rate-limited keys once they have left every window.
  */
 public final class TaskRetention {
     static final String LOCK = "dbtasks.retention";
@@ -100,14 +100,16 @@ public final class TaskRetention {
         int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
         int inboxRows = inboxAge.isZero() ? 0 : inbox.deleteOlderThan(inboxAge);
         int keyRows = deleteIdleKeys();
-        if (tasks + guardRows + inboxRows + keyRows > 0) {
+        int rateRows = deleteExpiredStarts();
+        if (tasks + guardRows + inboxRows + keyRows + rateRows > 0) {
             log.info(
                     "dbtasks retention deleted {} finished task(s), {} run-once guard(s), {} inbox record(s),"
-                            + " {} idle concurrency key(s) in {} ms",
+                            + " {} idle concurrency key(s), {} expired rate-limit start(s) in {} ms",
                     tasks,
                     guardRows,
                     inboxRows,
                     keyRows,
+                    rateRows,
                     (System.nanoTime() - start) / 1_000_000);
         }
         return tasks + guardRows + inboxRows;
@@ -294,6 +296,22 @@ public final class TaskRetention {
             }
         } while (found == Retention.BATCH);
         return total;
+    }
+
+    /**
+     * Deletes the logged starts of rate-limited keys that have left every window ({@code expires_at}
+     * is at least the start plus the window in force when it was logged). Claims prune the starts of
+     * the keys they visit; this deletes those of keys no claim visits any more.
+     *
+     * @return how many rows were deleted
+     */
+    int deleteExpiredStarts() {
+        return jdbc.withConnection("Retention of expired rate-limit starts", c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_rate_start WHERE expires_at < " + dialect.now())) {
+                return ps.executeUpdate();
+            }
+        });
     }
 
     /**

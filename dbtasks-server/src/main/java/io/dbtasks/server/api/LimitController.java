@@ -3,8 +3,10 @@ package io.dbtasks.server.api;
 import io.dbtasks.DbTasks;
 import io.dbtasks.limit.KeyLoad;
 import io.dbtasks.limit.Limit;
+import io.dbtasks.limit.Rate;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import java.time.Duration;
 import java.util.List;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -16,7 +18,7 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Concurrency limits per concurrency key ({@code /api/limits}), read and changed through {@link
+ * Concurrency and rate limits per concurrency key ({@code /api/limits}), read and changed through {@link
  * DbTasks#limits()}: a change holds on every engine within {@link io.dbtasks.limit.Limits#REFRESH_MILLIS}
  * ms. Reading needs the viewer role, setting the operator role and removing the admin role, as for
  * every other resource.
@@ -37,19 +39,61 @@ public class LimitController {
      *
      * @param queue the queue; required
      * @param keyPattern an exact key, a pattern with {@code *}, or {@code *} for every key; required
-     * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1; required
-     *     unless {@code fifo}
+     * @param maxRunning at most this many tasks of one key RUNNING at once, at least 1; {@code null}
+     *     for no such bound (then {@code fifo} or a rate is required)
      * @param fifo true to run each key's tasks one at a time in enqueue order; {@code null} for false
+     * @param rateStarts at most this many starts of one key in any window of {@code ratePeriodMillis},
+     *     at least 1; {@code null} for no rate (then {@code ratePeriodMillis} must be {@code null} too)
+     * @param ratePeriodMillis the rate's window in milliseconds, at least 1
      */
-    public record LimitRequest(String queue, String keyPattern, Integer maxRunning, Boolean fifo) {}
+    public record LimitRequest(
+            String queue,
+            String keyPattern,
+            Integer maxRunning,
+            Boolean fifo,
+            Integer rateStarts,
+            Long ratePeriodMillis) {}
+
+    /**
+     * A limit as stored.
+     *
+     * @param queue the queue
+     * @param keyPattern the keys it applies to
+     * @param maxRunning at most this many tasks of one key RUNNING at once, or {@code null} for no bound
+     * @param fifo whether each key's tasks run one at a time in enqueue order
+     * @param rateStarts at most this many starts of one key in any window of {@code ratePeriodMillis},
+     *     or {@code null} for no rate
+     * @param ratePeriodMillis the rate's window in milliseconds, or {@code null}
+     * @param rate the rate as people read it ({@code 10 starts per 1s}), or {@code null}
+     */
+    public record LimitView(
+            String queue,
+            String keyPattern,
+            Integer maxRunning,
+            boolean fifo,
+            Integer rateStarts,
+            Long ratePeriodMillis,
+            String rate) {
+        static LimitView of(Limit l) {
+            Rate r = l.rate();
+            return new LimitView(
+                    l.queue(),
+                    l.keyPattern(),
+                    l.limitsRunning() ? l.maxRunning() : null,
+                    l.fifo(),
+                    r == null ? null : r.starts(),
+                    r == null ? null : r.periodMillis(),
+                    r == null ? null : r.toString());
+        }
+    }
 
     /**
      * @return every limit, by queue and key pattern
      */
-    @Operation(summary = "List the concurrency limits")
+    @Operation(summary = "List the concurrency and rate limits")
     @GetMapping("/limits")
-    public List<Limit> list() {
-        return dbTasks.limits().list();
+    public List<LimitView> list() {
+        return dbTasks.limits().list().stream().map(LimitView::of).toList();
     }
 
     /**
@@ -58,28 +102,36 @@ public class LimitController {
      * @throws BadRequestException (400) for a missing queue or pattern, or a limit out of range
      */
     @Operation(
-            summary = "Set a concurrency limit",
-            description =
-                    "Replaces the limit of the same queue and key pattern; in force on every engine within 500 ms.")
+            summary = "Set a concurrency or rate limit",
+            description = "Replaces the limit of the same queue and key pattern; in force on every engine within"
+                    + " 500 ms. A rate (rateStarts per ratePeriodMillis) holds in any window of that length.")
     @PutMapping(path = "/limits", consumes = "application/json")
-    public Limit set(@RequestBody LimitRequest body) {
+    public LimitView set(@RequestBody LimitRequest body) {
         if (body == null || body.queue() == null || body.keyPattern() == null) {
             throw new BadRequestException("'queue' and 'keyPattern' are required ('*' for every key of the queue)");
         }
         TextChecks.check("queue", body.queue());
         TextChecks.check("keyPattern", body.keyPattern());
         boolean fifo = Boolean.TRUE.equals(body.fifo());
-        if (!fifo && body.maxRunning() == null) {
-            throw new BadRequestException("give 'maxRunning' (at least 1) or 'fifo': true");
+        boolean rated = body.rateStarts() != null || body.ratePeriodMillis() != null;
+        if (!fifo && body.maxRunning() == null && !rated) {
+            throw new BadRequestException("give 'maxRunning' (at least 1), 'fifo': true, or a rate"
+                    + " ('rateStarts' per 'ratePeriodMillis')");
+        }
+        if (rated && (body.rateStarts() == null || body.ratePeriodMillis() == null)) {
+            throw new BadRequestException(
+                    "a rate needs both 'rateStarts' (at least 1) and 'ratePeriodMillis'" + " (at least 1)");
         }
         Limit limit;
         try {
-            limit = new Limit(body.queue(), body.keyPattern(), body.maxRunning() == null ? 1 : body.maxRunning(), fifo);
+            Rate rate = rated ? new Rate(body.rateStarts(), Duration.ofMillis(body.ratePeriodMillis())) : null;
+            int maxRunning = body.maxRunning() != null ? body.maxRunning() : fifo ? 1 : Limit.NO_MAX_RUNNING;
+            limit = new Limit(body.queue(), body.keyPattern(), maxRunning, fifo, rate);
         } catch (IllegalArgumentException e) {
             throw new BadRequestException(e.getMessage());
         }
         dbTasks.limits().set(limit);
-        return limit;
+        return LimitView.of(limit);
     }
 
     /**
@@ -87,7 +139,7 @@ public class LimitController {
      * @param keyPattern the key pattern exactly as set
      * @return 204 if it was removed, 404 if there was none
      */
-    @Operation(summary = "Remove a concurrency limit")
+    @Operation(summary = "Remove a concurrency or rate limit")
     @DeleteMapping("/limits")
     public ResponseEntity<Void> remove(@RequestParam String queue, @RequestParam String keyPattern) {
         TextChecks.check("queue", queue);

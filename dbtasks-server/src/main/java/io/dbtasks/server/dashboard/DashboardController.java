@@ -283,6 +283,12 @@ public class DashboardController {
         model.addAttribute("payload", payloads.showPayloads() ? prettyPayload(task.payload()) : null);
         model.addAttribute("attempts", attempts);
         model.addAttribute("timeline", timeline(task, attempts));
+        // Why a PENDING task with a key waits: its key's running limit, FIFO order or rate.
+        model.addAttribute(
+                "waitReason",
+                task.status() == io.dbtasks.TaskStatus.PENDING && task.concurrencyKey() != null
+                        ? dbTasks.limits().waitReason(taskId).orElse(null)
+                        : null);
         model.addAttribute("now", Instant.now());
         return "dashboard/task";
     }
