@@ -179,7 +179,8 @@ final class KeyedClaim {
         }
         // Keys this engine found at their rate, until their window frees: left out like full keys
         // (listed in the rotation but not read, so the fair pick gives their turn to the next keys).
-        full.addAll(rates.heldKeys(queue, limits));
+        Set<String> held = rates.heldKeys(queue, limits);
+        full.addAll(held);
         // Set when a due task is seen left behind a limit; keys found at their limit by the first count
         // are left out of the candidates, so whether they have due tasks is asked at the end.
         boolean[] skipped = {false};
@@ -194,7 +195,7 @@ final class KeyedClaim {
                     full.add(key);
                 }
             });
-            Candidates read = candidates(c, queue, claimable, full, wanted);
+            Candidates read = candidates(c, queue, claimable, full, held, wanted);
             List<Candidate> candidates = read.tasks();
             if (candidates.isEmpty()) {
                 rotate(queue, read.keys(), List.of());
@@ -368,7 +369,8 @@ final class KeyedClaim {
      * without a key first (as one group), then each key's first due tasks in claim order, keys in the
      * order of the rotation. Keys in {@code full} are listed but not read.
      */
-    private Candidates candidates(Connection c, String queue, Claimable claimable, Set<String> full, int wanted)
+    private Candidates candidates(
+            Connection c, String queue, Claimable claimable, Set<String> full, Set<String> held, int wanted)
             throws SQLException {
         // Enough keys to fill the claim one task each, besides the keys known to be at their limit.
         int maxKeys = Math.min(MAX_KEYS, Math.max(MIN_KEYS, wanted + full.size()));
@@ -392,7 +394,8 @@ final class KeyedClaim {
                 claimable,
                 eligible,
                 perKey,
-                Math.min(SCAN, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK)));
+                Math.min(SCAN, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK)),
+                held);
         List<Candidate> keyless = byKey.getOrDefault(null, List.of());
         List<Candidate> all = new ArrayList<>(keyless.size() > wanted ? keyless.subList(0, wanted) : keyless);
         byKey.remove(null);
@@ -403,7 +406,7 @@ final class KeyedClaim {
                     .filter(k -> byKey.getOrDefault(k, List.of()).size() == perKey)
                     .toList();
             if (!more.isEmpty()) {
-                byKey.putAll(firstOfKeys(c, queue, claimable, more, perKey + wanted - read, 0));
+                byKey.putAll(firstOfKeys(c, queue, claimable, more, perKey + wanted - read, 0, Set.of()));
             }
         }
         for (String k : eligible) {
@@ -448,14 +451,28 @@ final class KeyedClaim {
      * per-key claim index; with {@code keylessWindow} above 0, in the same statement the due tasks
      * without a key among the first {@code keylessWindow} due tasks of the queue in claim order (a
      * bounded read: tasks without a key behind a longer backlog of keyed tasks wait until they come
-     * near the front), under the {@code null} key.
+     * near the front), under the {@code null} key. That window leaves out the tasks of {@code held}
+     * (the first {@value #MAX_EXCLUDED_KEYS}), the keys this engine found at their rate: a key waiting
+     * for its window does not hold back the tasks without a key, at the cost of reading past its
+     * backlog in the index while it waits.
      */
     private Map<String, List<Candidate>> firstOfKeys(
-            Connection c, String queue, Claimable claimable, List<String> keys, int perKey, int keylessWindow)
+            Connection c,
+            String queue,
+            Claimable claimable,
+            List<String> keys,
+            int perKey,
+            int keylessWindow,
+            Set<String> held)
             throws SQLException {
         Map<String, List<Candidate>> byKey = new HashMap<>();
+        List<String> passed = held.stream().limit(MAX_EXCLUDED_KEYS).toList();
         String keyless = "(SELECT id, concurrency_key, priority, run_at FROM (SELECT id, concurrency_key, priority,"
-                + " run_at FROM dbtasks_task WHERE " + dialect.dueCondition(claimable) + " ORDER BY "
+                + " run_at FROM dbtasks_task WHERE " + dialect.dueCondition(claimable)
+                + (passed.isEmpty()
+                        ? ""
+                        : " AND (concurrency_key IS NULL OR concurrency_key NOT IN (" + marks(passed.size()) + "))")
+                + " ORDER BY "
                 + dialect.claimOrder() + " LIMIT ?) due WHERE concurrency_key IS NULL)";
         java.util.Optional<String> lateral = dialect.firstOfKeys(claimable);
         List<List<String>> batches = new ArrayList<>();
@@ -493,6 +510,9 @@ final class KeyedClaim {
                 int i = 1;
                 if (withKeyless) {
                     i = dialect.bindDue(ps, i, queue, claimable);
+                    for (String k : passed) {
+                        ps.setString(i++, k);
+                    }
                     ps.setInt(i++, keylessWindow);
                 }
                 if (!batch.isEmpty() && lateral.isPresent()) {
