@@ -202,6 +202,30 @@ public record TaskRequest(
     }
 
     /**
+     * @param concurrencyKey the key limits and fair claims count the task by, or {@code null} for none
+     * @return a copy of this request carrying {@code concurrencyKey}
+     * @throws IllegalArgumentException if it is blank, longer than {@value #MAX_KEY_LENGTH} characters
+     *     or contains {@code *}
+     */
+    public TaskRequest withConcurrencyKey(@Nullable String concurrencyKey) {
+        return new TaskRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                runAfter,
+                maxAttempts,
+                retryPolicy,
+                timeout,
+                idempotencyKey,
+                name,
+                reference,
+                traceParent,
+                concurrencyKey);
+    }
+
+    /**
      * Starts a request for a task of {@code kind}.
      *
      * @param kind the handler's kind, 1 to {@value #MAX_NAME_LENGTH} characters

@@ -47,7 +47,8 @@ public final class BenchCommand implements Callable<Integer> {
                     new QuartzScheduleScenario(),
                     new RetentionScenario(),
                     new HistoryScenario(),
-                    new WorkflowScenario())
+                    new WorkflowScenario(),
+                    new LimitsScenario())
             .stream()
             .collect(Collectors.toMap(Scenario::name, Function.identity()));
 
@@ -140,6 +141,18 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     WorkloadOptions workload = new WorkloadOptions();
+
+    @Option(
+            names = "--limits-waiting",
+            defaultValue = "1000000",
+            description = "tasks the limits scenario keeps waiting behind a key's limit")
+    long limitsWaiting;
+
+    @Option(
+            names = "--limits-runs",
+            defaultValue = "3",
+            description = "rounds of the limits scenario, each running every variant once")
+    int limitsRuns;
 
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
@@ -288,6 +301,8 @@ public final class BenchCommand implements Callable<Integer> {
                 historyWorkers,
                 waitingTasks,
                 chains,
+                limitsWaiting,
+                limitsRuns,
                 workload.workload());
         return smoke ? c.smoke() : c;
     }

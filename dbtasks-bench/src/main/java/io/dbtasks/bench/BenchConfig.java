@@ -88,6 +88,8 @@ record BenchConfig(
         int historyWorkers,
         long waitingTasks,
         int chains,
+        long limitsWaiting,
+        int limitsRuns,
         Workload workload) {
 
     /** Every scenario, in the order {@code all} runs them: the baselines first. */
@@ -107,7 +109,8 @@ record BenchConfig(
             "quartz",
             "retention",
             "history",
-            "workflows");
+            "workflows",
+            "limits");
 
     /** @return the same run with sizes small enough for CI: every scenario in a few seconds */
     BenchConfig smoke() {
@@ -149,6 +152,8 @@ record BenchConfig(
                 2,
                 2000,
                 3,
+                1000,
+                1,
                 workload.smoke());
     }
 

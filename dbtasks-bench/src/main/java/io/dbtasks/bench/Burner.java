@@ -60,8 +60,27 @@ final class Burner {
         return burnInProcess(workers, expected, handled, false);
     }
 
-    /** @param logCpu whether to log the CPU it took ({@link CpuMeter}), which on PostgreSQL waits a second */
     private double burnInProcess(int workers, long expected, AtomicLong handled, boolean logCpu) throws Exception {
+        return burnInProcess(workers, expected, handled, logCpu, true);
+    }
+
+    /**
+     * Runs {@code expected} tasks in this JVM and times it, without waiting for the queue to drain:
+     * for a queue that keeps tasks waiting behind a limit.
+     *
+     * @return seconds until {@code expected} tasks ran
+     */
+    double burnCount(int workers, long expected) throws Exception {
+        return burnInProcess(workers, expected, new AtomicLong(), false, false);
+    }
+
+    /**
+     * @param logCpu whether to log the CPU it took ({@link CpuMeter}), which on PostgreSQL waits a second
+     * @param drain whether the time ends when the queue has nothing PENDING or RUNNING, not when the
+     *     handlers ran {@code expected} tasks
+     */
+    private double burnInProcess(int workers, long expected, AtomicLong handled, boolean logCpu, boolean drain)
+            throws Exception {
         try (HikariDataSource ds = run.pool("bench-engine", Engines.poolSize(workers))) {
             DbTasks engine = Engines.noop(ds, run.config(), workers, handled);
             long deadline = System.nanoTime() + timeoutMillis(expected) * 1_000_000;
@@ -76,7 +95,9 @@ final class Burner {
                     }
                     Thread.sleep(2);
                 }
-                run.tasks().awaitDrained(2, timeoutMillis(expected));
+                if (drain) {
+                    run.tasks().awaitDrained(2, timeoutMillis(expected));
+                }
                 double seconds = (System.nanoTime() - start) / 1e9;
                 if (logCpu) {
                     Log.line(cpu.summary("W=" + workers + " P=1 (this JVM)", expected));

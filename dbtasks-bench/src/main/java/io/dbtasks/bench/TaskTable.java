@@ -65,6 +65,30 @@ final class TaskTable {
     }
 
     /**
+     * Inserts {@code n} due PENDING no-op tasks into {@link #QUEUE}, spread over {@code keys}
+     * concurrency keys {@code prefix0}, {@code prefix1}... (task i gets key i modulo {@code keys}, so
+     * the keys interleave in enqueue order).
+     */
+    void insertPendingKeyed(long n, int keys, String prefix) throws SQLException {
+        insertWithKey(
+                n,
+                "'PENDING', 0, 0, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + db.now() + ", " + db.now() + ", "
+                        + db.now() + ", NULL, NULL",
+                "CONCAT('" + prefix + "', MOD(n, " + keys + "))");
+    }
+
+    /**
+     * Inserts one RUNNING task of key {@code key} whose lease ends in a day, so that the key stays at a
+     * limit of 1 and its PENDING tasks wait behind it.
+     */
+    void insertHolder(String key) throws SQLException {
+        execute(List.of("INSERT INTO dbtasks_task (" + COLUMNS + ", concurrency_key, lease_owner, lease_token,"
+                + " lease_expires_at) SELECT '" + QUEUE + "', '" + KIND + "', 'RUNNING', 0, 1, 3, 'EXPONENTIAL', 1000,"
+                + " 600000, 2.0, 0.2, " + db.now() + ", " + db.now() + ", " + db.now() + ", " + db.now() + ", NULL, '"
+                + key + "', 'bench-holder', 1, " + db.secondsAgo("-86400") + " FROM " + db.rows(1)));
+    }
+
+    /**
      * Inserts {@code n} SUCCEEDED tasks finished up to {@link #HISTORY_SPAN_SECONDS} ago, a quarter of
      * them older than the retention period.
      */
@@ -84,6 +108,19 @@ final class TaskTable {
                 n,
                 "'SUCCEEDED', 0, 1, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + finished + ", " + finished + ", "
                         + finished + ", " + finished + ", " + finished);
+    }
+
+    private void insertWithKey(long n, String values, String key) throws SQLException {
+        long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
+            for (long done = 0; done < n; done += chunk) {
+                long rows = Math.min(chunk, n - done);
+                s.executeUpdate("INSERT INTO dbtasks_task (" + COLUMNS + ", concurrency_key) SELECT '" + QUEUE + "', '"
+                        + KIND + "', " + values + ", " + key + " FROM " + db.rows(rows));
+            }
+        }
+        analyze();
     }
 
     private void insert(long n, String values) throws SQLException {

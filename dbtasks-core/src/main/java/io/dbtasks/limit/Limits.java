@@ -27,16 +27,22 @@ import java.util.Optional;
  * set, changed or removed anywhere holds on every engine within that time. A lowered limit does not
  * stop tasks already RUNNING; no new task of the key starts until it is under the new limit.
  *
- * <p><b>The cost.</b> A queue without limits claims with one statement as before. A queue with at
- * least one limit claims in one short transaction of a few statements (a count of RUNNING tasks by
- * key, the due candidates, the key rows locked, the count again, the claim), whatever the keys of its
+ * <p><b>The cost.</b> A queue without limits, and not {@linkplain #setFair set fair}, claims with one
+ * statement as before. A queue with at least one limit, or set fair, claims in one short transaction
+ * of a few statements (the keys with PENDING tasks, their first due tasks, a count of RUNNING tasks
+ * by key, the limited keys' rows locked and counted again, the claim), whatever the keys of its
  * tasks; measurements are in BENCHMARKS.md.
  *
- * <p><b>Fairness, and its current limits.</b> A claim takes due tasks round robin over keys among the
- * first 400 due tasks of the queue in claim order, keys at their limit left out. A key below its
- * limit whose tasks fill those 400 can hold other keys back until its tasks start; a queue without
- * limits has no per-key fairness; and keys at their limit are filtered out while the claim reads its
- * index, so the claim's cost grows with the backlog of the keys at their limit.
+ * <p><b>Fairness.</b> Such a claim takes due tasks round robin over keys (each key's first due task,
+ * then each key's second...), priorities ordering the tasks of one key, and is work-conserving. It
+ * lists the keys that have PENDING tasks from a rotation kept per queue by each engine (as many as
+ * the claim wants plus those known to be at their limit, 8 to 256), with one index probe per key on
+ * PostgreSQL and windows of 1,000 index
+ * entries in key order elsewhere (one more past each key with a longer backlog); keys at their limit
+ * are listed but
+ * their tasks are not read, so the claim's cost does not grow with the tasks waiting behind a limit.
+ * Tasks without a key count together as one key and are looked for among the first due tasks of the
+ * queue only (up to four per wanted task): in a fair queue, give every task a key.
  *
  * <p>Thread-safe.
  */
@@ -61,6 +67,30 @@ public interface Limits {
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
     boolean remove(String queue, String keyPattern);
+
+    /**
+     * Makes the claims of {@code queue} fair across concurrency keys, or plain again. A fair claim takes
+     * due tasks round robin over the keys that have them (each key's first task, then each key's
+     * second...), priorities ordering the tasks of one key, so that one key's backlog does not hold
+     * back the others; it is work-conserving (a key alone takes every worker). A queue with a limit is
+     * always fair; this setting makes a queue without limits fair too, at the cost of a claim of a few
+     * statements instead of one (see the class comment). Stored as a row ({@code dbtasks_fair_queue});
+     * in force on every engine within {@link #REFRESH_MILLIS} ms.
+     *
+     * @param queue the queue, 1 to {@value io.dbtasks.TaskRequest#MAX_NAME_LENGTH} characters
+     * @param fair true for fair claims, false for claims in priority and run time order alone
+     * @throws IllegalArgumentException if the queue is blank or too long
+     * @throws NullPointerException if the queue is {@code null}
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    void setFair(String queue, boolean fair);
+
+    /**
+     * @return the queues set fair with {@link #setFair}, by name, read from the database now (queues
+     *     with a limit are fair as well, set or not)
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    List<String> fairQueues();
 
     /**
      * @return every limit, by queue and key pattern, read from the database now

@@ -148,6 +148,7 @@ public enum TestDatabase {
                     "dbtasks_queue_pause",
                     "dbtasks_limit",
                     "dbtasks_concurrency_key",
+                    "dbtasks_fair_queue",
                     "dbtasks_rate_start",
                     "dbtasks_worker")) {
                 try {

@@ -245,6 +245,26 @@ abstract class TaskApiContract {
     }
 
     @Test
+    void aQueueIsMadeFairAndPlainAgainThroughTheApi() {
+        String queue = "fair-" + run;
+        Response set = put("/api/limits/fair", "{\"queue\":\"" + queue + "\",\"fair\":true}");
+        assertThat(set.status()).isEqualTo(200);
+        assertThat(set.body().path("fair").asBoolean()).isTrue();
+        List<String> fair = new ArrayList<>();
+        get("/api/limits/fair").body().forEach(q -> fair.add(q.asString()));
+        assertThat(fair).contains(queue);
+        assertThat(put("/api/limits/fair", "{\"queue\":\"" + queue + "\"}").status())
+                .as("fair is required")
+                .isEqualTo(400);
+        assertThat(put("/api/limits/fair", "{\"queue\":\"" + queue + "\",\"fair\":false}")
+                        .status())
+                .isEqualTo(200);
+        List<String> after = new ArrayList<>();
+        get("/api/limits/fair").body().forEach(q -> after.add(q.asString()));
+        assertThat(after).doesNotContain(queue);
+    }
+
+    @Test
     void aRateLimitRoundTripsThroughTheApiAndBadRatesAreRefusedWithTheReason() {
         String queue = "rated-" + run;
         Response rateOnly = put(

@@ -24,6 +24,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * transaction (or in one Spring manages on another resource only) it behaves as {@link
  * DbTasks#enqueue(TaskRequest)}: its own short transaction.
  *
+ * <p>A task of a kind with a {@link ConcurrencyKeyResolver} bean, enqueued without a concurrency key,
+ * gets the key the resolver derives from its payload.
+ *
  * <p>A task written inside a transaction is seen by workers after the commit: on PostgreSQL the
  * enqueue's notification is delivered then; elsewhere the workers' next poll finds it. Thread-safe.
  */
@@ -31,6 +34,7 @@ public class TaskTemplate {
     private final DbTasks dbTasks;
     private final DataSource dataSource;
     private final TaskObservations observations;
+    private final java.util.Map<String, ConcurrencyKeyResolver<?>> keys;
 
     /**
      * @param dbTasks the engine
@@ -47,9 +51,34 @@ public class TaskTemplate {
      *     null} for none
      */
     public TaskTemplate(DbTasks dbTasks, DataSource dataSource, TaskObservations observations) {
+        this(dbTasks, dataSource, observations, java.util.List.of());
+    }
+
+    /**
+     * @param dbTasks the engine
+     * @param dataSource the DataSource the engine and the application's transactions share
+     * @param observations observes each enqueue and stores its trace context with the task; {@code
+     *     null} for none
+     * @param keyResolvers derive the concurrency key of their kind's tasks enqueued without one
+     * @throws IllegalArgumentException if two resolvers name the same kind
+     */
+    public TaskTemplate(
+            DbTasks dbTasks,
+            DataSource dataSource,
+            TaskObservations observations,
+            java.util.Collection<? extends ConcurrencyKeyResolver<?>> keyResolvers) {
         this.dbTasks = Objects.requireNonNull(dbTasks, "dbTasks");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.observations = observations;
+        java.util.Map<String, ConcurrencyKeyResolver<?>> byKind = new java.util.HashMap<>();
+        for (ConcurrencyKeyResolver<?> r : keyResolvers) {
+            ConcurrencyKeyResolver<?> before = byKind.put(Objects.requireNonNull(r.kind(), "kind of " + r), r);
+            if (before != null) {
+                throw new IllegalArgumentException("two concurrency key resolvers for kind " + r.kind() + ": " + before
+                        + " and " + r + "; declare one per kind");
+            }
+        }
+        this.keys = java.util.Map.copyOf(byKind);
     }
 
     /**
@@ -57,16 +86,37 @@ public class TaskTemplate {
      *
      * @param request the task
      * @return the stored task, or the existing one marked duplicate for a known idempotency key
+     * @throws IllegalArgumentException if the kind has a {@link ConcurrencyKeyResolver}, the request
+     *     no key, and the payload is not of the resolver's type, or the key it derives is not valid
      * @throws io.dbtasks.InvalidPayloadException if the payload cannot be written as JSON
      * @throws io.dbtasks.DbTasksException if the database fails (inside a transaction the caller
      *     then decides whether to roll back)
      */
     public EnqueueResult enqueue(TaskRequest request) {
         Objects.requireNonNull(request, "request");
+        request = keyed(request);
         if (observations != null) {
             return observations.enqueue(request, this::write);
         }
         return write(request);
+    }
+
+    /** The request with the key its kind's resolver derives, if it has none and the kind has one. */
+    private TaskRequest keyed(TaskRequest request) {
+        ConcurrencyKeyResolver<?> resolver = keys.get(request.kind());
+        if (resolver == null || request.concurrencyKey() != null || request.payload() == null) {
+            return request;
+        }
+        return request.withConcurrencyKey(keyOf(resolver, request.payload()));
+    }
+
+    private static <P> String keyOf(ConcurrencyKeyResolver<P> resolver, Object payload) {
+        if (!resolver.payloadType().isInstance(payload)) {
+            throw new IllegalArgumentException("the payload of kind " + resolver.kind() + " is a "
+                    + payload.getClass().getName() + ", but its concurrency key resolver reads "
+                    + resolver.payloadType().getName() + ": enqueue that type, or set the key on the request");
+        }
+        return resolver.concurrencyKey(resolver.payloadType().cast(payload));
     }
 
     private EnqueueResult write(TaskRequest request) {
@@ -110,7 +160,7 @@ public class TaskTemplate {
      * @throws io.dbtasks.DbTasksException if the database fails
      */
     public List<EnqueueResult> enqueueAll(List<TaskRequest> requests) {
-        List<TaskRequest> copy = List.copyOf(requests);
+        List<TaskRequest> copy = List.copyOf(requests).stream().map(this::keyed).toList();
         return inTransaction(c -> dbTasks.enqueueAll(c, copy), () -> dbTasks.enqueueAll(copy));
     }
 

@@ -315,6 +315,70 @@ public interface Dialect {
         return "dbtasks_task";
     }
 
+    /**
+     * A query for the concurrency keys that have PENDING tasks in one queue, in key order, each once,
+     * with how many of the entries it read were that key's. Binds: the queue, the key to start after
+     * (exclusive; {@code ""} for the first), and a bound. Where {@link #pendingKeysSkip()} is false the
+     * bound is how many index entries it reads (a window in key order, so a key with a long backlog
+     * can fill it; the caller reads on after the last key); where true, the most keys to return, each
+     * found with one index probe.
+     *
+     * @return the query; its columns are the key and a count
+     */
+    default String pendingKeys() {
+        return "SELECT k, COUNT(*) FROM (SELECT concurrency_key AS k FROM dbtasks_task WHERE queue = ? AND status = "
+                + status(TaskStatus.PENDING) + " AND concurrency_key > ? ORDER BY concurrency_key LIMIT ?) w"
+                + " GROUP BY k ORDER BY k";
+    }
+
+    /**
+     * @return whether {@link #pendingKeys()} skips from key to key in the index, so that its bound is
+     *     a number of keys, not of entries
+     */
+    default boolean pendingKeysSkip() {
+        return false;
+    }
+
+    /**
+     * One statement that reads the first due tasks of each of many keys, where the database has one:
+     * for each key of an array, its first tasks in claim order through the per-key claim index.
+     * Binds: the keys (a {@code varchar} array), {@link #bindDue}'s parameters, the most tasks per key.
+     *
+     * @param claimable what the claiming engine can run
+     * @return the query (columns id, concurrency_key, priority, run_at), or empty: the caller then
+     *     reads the keys with a {@code UNION ALL} of one query per key
+     */
+    default java.util.Optional<String> firstOfKeys(Claimable claimable) {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * The task table and the condition that a row is a PENDING task of the key bound next, written so
+     * that a query for one key's first due tasks in {@link #keyClaimOrder()} reads the per-key claim
+     * index in order.
+     *
+     * @return the condition, with one parameter (the key)
+     */
+    default String pendingOfKey() {
+        return "status = " + status(TaskStatus.PENDING) + " AND concurrency_key = ?";
+    }
+
+    /**
+     * @return the task table as a query for one key's due tasks names it, with an index hint where the
+     *     database needs one
+     */
+    default String taskTableForKey() {
+        return "dbtasks_task";
+    }
+
+    /**
+     * @return the ORDER BY of a query for one key's due tasks: {@link #CLAIM_ORDER}, written so that
+     *     the database reads the per-key claim index in order
+     */
+    default String keyClaimOrder() {
+        return CLAIM_ORDER;
+    }
+
     /** @return the suffix that locks the rows a SELECT reads until the transaction ends */
     default String forUpdate() {
         return " FOR UPDATE";

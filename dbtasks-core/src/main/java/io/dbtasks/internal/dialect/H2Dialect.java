@@ -136,4 +136,17 @@ public final class H2Dialect implements Dialect {
     public boolean isUniqueViolation(SQLException e) {
         return "23505".equals(e.getSQLState());
     }
+
+    @Override
+    public String pendingKeys() {
+        return "SELECT k, COUNT(*) FROM (SELECT concurrency_key AS k FROM dbtasks_task WHERE queue = ? AND status = "
+                + Dialect.status(io.dbtasks.TaskStatus.PENDING) + " AND concurrency_key > ?"
+                + " ORDER BY queue, status, concurrency_key LIMIT ?) w GROUP BY k ORDER BY k";
+    }
+
+    @Override
+    public String keyClaimOrder() {
+        // H2 reads in index order only when the ORDER BY is a prefix of the index.
+        return "queue, status, concurrency_key, " + CLAIM_ORDER;
+    }
 }

@@ -250,4 +250,23 @@ public final class MariaDbDialect implements Dialect {
     public boolean searchesPayloadsInSql() {
         return true;
     }
+
+    @Override
+    public String pendingKeys() {
+        // pending_key (the key of a PENDING task, else NULL) follows the queue in the per-key claim
+        // index, so the window reads that index's entries in key order.
+        return "SELECT k, COUNT(*) FROM (SELECT pending_key AS k FROM dbtasks_task FORCE INDEX"
+                + " (dbtasks_task_key_claim_idx) WHERE queue = ? AND pending_key > ? ORDER BY pending_key LIMIT ?) w"
+                + " GROUP BY k ORDER BY k";
+    }
+
+    @Override
+    public String pendingOfKey() {
+        return "pending_key = ?";
+    }
+
+    @Override
+    public String taskTableForKey() {
+        return "dbtasks_task FORCE INDEX (dbtasks_task_key_claim_idx)";
+    }
 }

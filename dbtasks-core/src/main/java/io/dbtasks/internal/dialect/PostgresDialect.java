@@ -432,4 +432,30 @@ public final class PostgresDialect implements Dialect {
     public boolean searchesPayloadsInSql() {
         return true;
     }
+
+    @Override
+    public String pendingKeys() {
+        // PostgreSQL has no skip scan: each step of the recursion finds the next key with one probe of
+        // the per-key claim index, and the outer LIMIT ends the recursion.
+        String pending = " status = " + Dialect.status(TaskStatus.PENDING) + " AND ";
+        return "WITH RECURSIVE k(key, queue) AS ((SELECT concurrency_key, queue FROM dbtasks_task WHERE queue = ? AND"
+                + pending + "concurrency_key > ? ORDER BY concurrency_key LIMIT 1) UNION ALL"
+                + " SELECT (SELECT t.concurrency_key FROM dbtasks_task t WHERE t.queue = k.queue AND t."
+                + pending.trim()
+                + " t.concurrency_key > k.key ORDER BY t.concurrency_key LIMIT 1), k.queue FROM k"
+                + " WHERE k.key IS NOT NULL) SELECT key, 1 FROM k WHERE key IS NOT NULL LIMIT ?";
+    }
+
+    @Override
+    public Optional<String> firstOfKeys(Claimable claimable) {
+        // One plan for any number of keys: a LATERAL index scan per key, stopped by its LIMIT.
+        return Optional.of("SELECT t.id, t.concurrency_key, t.priority, t.run_at FROM unnest(?::varchar[]) AS k(key)"
+                + " CROSS JOIN LATERAL (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
+                + dueCondition(claimable) + " AND concurrency_key = k.key ORDER BY " + CLAIM_ORDER + " LIMIT ?) t");
+    }
+
+    @Override
+    public boolean pendingKeysSkip() {
+        return true;
+    }
 }

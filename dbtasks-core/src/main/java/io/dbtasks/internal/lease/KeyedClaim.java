@@ -10,8 +10,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -19,18 +21,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The claim of a queue that has limits: at most a key's limit of its tasks RUNNING at once, across
- * every engine, decided by the database in the claim's own transaction.
+ * The claim of a queue that has limits, or is set fair: due tasks round robin over concurrency keys,
+ * and at most a key's limit of its tasks RUNNING at once, across every engine, decided by the
+ * database in the claim's own transaction.
  *
  * <p>The protocol, in one READ COMMITTED transaction:
  *
  * <ol>
- *   <li>Count the queue's RUNNING tasks by key, without locks, to leave keys already at their limit
- *       out of the candidates (so that one key's backlog does not fill the candidate window while it
- *       cannot start anything).
- *   <li>Read up to a few times the wanted count of due candidates in claim order.
+ *   <li>Count the queue's RUNNING tasks by key, without locks (only when the queue has limits), to
+ *       know which keys are already at their limit; with them, the keys this engine found at their
+ *       rate whose window has not freed a start yet ({@link RateWindow#heldKeys}).
+ *   <li>List the keys that have PENDING tasks, in key order from after the key this engine's last
+ *       claim of the queue served last, wrapping around (a rotation, so that when there are more keys
+ *       than a claim takes, every key gets its turn), through the per-key claim index ({@link
+ *       Dialect#pendingKeys()}: one probe per key, or windows of {@value #KEY_WINDOW} entries). Read the first due tasks of each listed key not at its limit, in
+ *       claim order, through the per-key claim index, and the due tasks without a key among the first
+ *       few of the queue. Keys at their limit cost their probe and nothing more, whatever their
+ *       backlog.
  *   <li>Lock the row of each limited key among them ({@code dbtasks_concurrency_key}, created on first
  *       use), skipping rows another claim holds: that claim starts what the key has room for. Every
  *       claim that starts a task of a key holds that row until it commits, so claims of one key take
@@ -41,8 +51,9 @@ import java.util.TreeSet;
  *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
  *       rate, count its starts in the window ({@link RateWindow#room}): a key may start the least of
  *       what its running limit and its rate leave.
- *   <li>Pick candidates round robin over keys (each key's first due task, then each key's second...),
- *       each key up to what its limit leaves free, tasks without a key or limit freely.
+ *   <li>Pick candidates round robin over keys in the rotation's order (each key's first due task,
+ *       then each key's second...), each limited key up to what its limit and rate leave free; the
+ *       tasks without a key form one more key, first in line.
  *   <li>Claim the picked tasks still PENDING and due ({@code FOR UPDATE SKIP LOCKED}, then the
  *       claim's update by primary key). If another engine claimed some of them first (engines read
  *       the same candidates, and the one that waited for a key lock read them before the other
@@ -56,18 +67,24 @@ import java.util.TreeSet;
  * the rescue moves it. A claim that loses a deadlock between key locks is rolled back and retried.
  */
 final class KeyedClaim {
-    /** Candidates read per wanted task, so that tasks of keys at their limit leave enough others. */
+    /** Due tasks among which a claim looks for tasks without a key, per wanted task. */
     static final int CANDIDATES_PER_TASK = 4;
     /** How many times one claim reads candidates again when another claim took the ones it picked. */
     static final int ROUNDS = 3;
-    /** The most candidates one claim reads. */
-    static final int MAX_CANDIDATES = 500;
+    /** The fewest keys one claim lists. */
+    static final int MIN_KEYS = 8;
+    /** The most keys one claim lists; past this many, the rotation reaches the others in later claims. */
+    static final int MAX_KEYS = 256;
     /**
-     * The due tasks, in claim order, that a claim ranks by key: the round robin is fair among the keys
-     * of the first this many, whatever the backlog behind them.
+     * Index entries one read of the keys with PENDING tasks covers where the database cannot skip
+     * from key to key: a key with a longer backlog costs one more read, not its backlog.
      */
+    static final int KEY_WINDOW = 1_000;
+    /** Keys whose first tasks one statement reads. */
+    static final int KEYS_PER_STATEMENT = 64;
+    /** The most due tasks, in claim order, among which a claim looks for tasks without a key. */
     static final int SCAN = 400;
-    /** Keys at their limit left out of the candidate query by name; past this many, filtered in Java. */
+    /** Keys at their limit whose due tasks the end of a claim looks for by name. */
     static final int MAX_EXCLUDED_KEYS = 500;
 
     private final Dialect dialect;
@@ -78,7 +95,26 @@ final class KeyedClaim {
         this.rates = rates;
     }
 
-    private record Candidate(long id, String key) {}
+    private record Candidate(long id, String key, int priority, Instant runAt) {
+        Candidate(long id, String key) {
+            this(id, key, 0, Instant.EPOCH);
+        }
+    }
+
+    /** Claim order: priority first, then run time, then enqueue order. */
+    private static final Comparator<Candidate> CLAIM_ORDER = Comparator.comparingInt(Candidate::priority)
+            .reversed()
+            .thenComparing(Candidate::runAt)
+            .thenComparingLong(Candidate::id);
+
+    /**
+     * @param tasks the candidates, grouped for the round robin
+     * @param keys the keys listed, in rotation order, whether read or at their limit
+     */
+    private record Candidates(List<Candidate> tasks, List<String> keys) {}
+
+    /** Per queue, the key this engine's last claim served last: the next claim's keys start after it. */
+    private final Map<String, String> cursors = new ConcurrentHashMap<>();
 
     /**
      * @param rows the claimed rows
@@ -132,14 +168,19 @@ final class KeyedClaim {
             throws SQLException {
         long began = System.nanoTime();
         Set<String> full = new TreeSet<>();
-        runningByKey(c, queue, null).forEach((key, n) -> {
-            Limit l = limits.forKey(key).orElse(null);
-            if (l != null && n >= l.maxRunning()) {
-                full.add(key);
-            }
-        });
-        // Keys this engine found at their rate, until their window frees: left out like full keys.
-        full.addAll(rates.heldKeys(queue, limits));
+        Map<String, Long> runningAtStart = limits.isEmpty() ? Map.of() : runningByKey(c, queue, null);
+        if (!limits.isEmpty()) {
+            runningAtStart.forEach((key, n) -> {
+                Limit l = limits.forKey(key).orElse(null);
+                if (l != null && n >= l.maxRunning()) {
+                    full.add(key);
+                }
+            });
+        }
+        // Keys this engine found at their rate, until their window frees: left out like full keys
+        // (listed in the rotation but not read, so the fair pick gives their turn to the next keys).
+        Set<String> held = rates.heldKeys(queue, limits);
+        full.addAll(held);
         // Set when a due task is seen left behind a limit; keys found at their limit by the first count
         // are left out of the candidates, so whether they have due tasks is asked at the end.
         boolean[] skipped = {false};
@@ -154,14 +195,25 @@ final class KeyedClaim {
                     full.add(key);
                 }
             });
-            List<Candidate> candidates = candidates(c, queue, claimable, full, wanted);
+            Candidates read = candidates(c, queue, claimable, full, held, wanted);
+            List<Candidate> candidates = read.tasks();
             if (candidates.isEmpty()) {
+                rotate(queue, read.keys(), List.of());
                 break;
             }
-            Set<String> limited = new TreeSet<>();
+            // Lock only the keys a pick by the unlocked count would take from: the rest of the
+            // candidates' keys are left for other claims, and a limited key not locked here is not
+            // picked from below.
+            Map<String, Integer> estimate = new HashMap<>(room);
             for (Candidate k : candidates) {
+                if (k.key() != null && !full.contains(k.key()) && !estimate.containsKey(k.key())) {
+                    limits.forKey(k.key())
+                            .ifPresent(l -> estimate.put(k.key(), estimatedRoom(l, runningAtStart, k.key())));
+                }
+            }
+            Set<String> limited = new TreeSet<>();
+            for (Candidate k : pick(candidates, full, limits, estimate, Map.of(), wanted, new boolean[1])) {
                 if (k.key() != null
-                        && !full.contains(k.key())
                         && !room.containsKey(k.key())
                         && limits.forKey(k.key()).isPresent()) {
                     limited.add(k.key());
@@ -193,8 +245,20 @@ final class KeyedClaim {
                     candidates = withDueHeads(c, queue, claimable, candidates, fifoHead);
                 }
             }
+            // A key locked here may have had less room than the estimate gave it (its rate's window
+            // is full, or a task started since the unlocked count): the estimate's pick then left
+            // other keys unlocked, and another round, with that key now full, reads and locks them.
+            boolean overestimated = false;
+            for (String key : limited) {
+                overestimated |= room.get(key) < estimate.getOrDefault(key, Integer.MAX_VALUE);
+            }
             List<Candidate> picked = pick(candidates, full, limits, room, fifoHead, wanted, skipped);
+            rotate(queue, read.keys(), picked);
+            boolean again = overestimated && picked.size() < wanted;
             if (picked.isEmpty()) {
+                if (again) {
+                    continue;
+                }
                 break;
             }
             Set<Long> got = new HashSet<>();
@@ -206,7 +270,7 @@ final class KeyedClaim {
                 }
             }
             rates.record(c, queue, started, limits);
-            if (got.size() == picked.size()) {
+            if (got.size() == picked.size() && !again) {
                 break; // nothing lost to another claim: a further round would find what this one left
             }
             for (Candidate k : picked) {
@@ -224,6 +288,41 @@ final class KeyedClaim {
             skipped[0] = anyDue(c, queue, claimable, fullAtStart);
         }
         return new Result<>(rows, skipped[0]);
+    }
+
+    /**
+     * What {@code key} may start by the count read without its lock: its limit less its running tasks,
+     * and no more than its rate's starts per window (the count under the lock decides).
+     */
+    private static int estimatedRoom(Limit l, Map<String, Long> running, String key) {
+        long free = Math.max(0, l.maxRunning() - running.getOrDefault(key, 0L));
+        return (int)
+                Math.min(free, l.rate() == null ? Integer.MAX_VALUE : l.rate().starts());
+    }
+
+    /** The group of the tasks without a key in the round robin. */
+    private static final Object NO_KEY = new Object();
+
+    /**
+     * Moves the queue's rotation past the last of {@code keys} (in their order) that a task was picked
+     * from, or past all of them if none was: the next claim lists the keys after it first.
+     */
+    private void rotate(String queue, List<String> keys, List<Candidate> picked) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        String last = picked.isEmpty() ? keys.get(keys.size() - 1) : null;
+        Set<String> served = new HashSet<>();
+        picked.forEach(k -> served.add(k.key()));
+        for (String k : keys) {
+            if (served.contains(k)) {
+                last = k;
+            }
+        }
+        if (last == null) {
+            return; // only tasks without a key were picked: the keys keep their turn
+        }
+        cursors.put(queue, last);
     }
 
     /** Whether a due task of any of {@code keys} (the first {@value #MAX_EXCLUDED_KEYS}) exists. */
@@ -265,34 +364,180 @@ final class KeyedClaim {
         return counts;
     }
 
-    private List<Candidate> candidates(Connection c, String queue, Claimable claimable, Set<String> full, int limit)
+    /**
+     * The due candidates of a claim for {@code wanted} tasks, grouped for the round robin: the tasks
+     * without a key first (as one group), then each key's first due tasks in claim order, keys in the
+     * order of the rotation. Keys in {@code full} are listed but not read.
+     */
+    private Candidates candidates(
+            Connection c, String queue, Claimable claimable, Set<String> full, Set<String> held, int wanted)
             throws SQLException {
-        List<String> excluded = full.stream().limit(MAX_EXCLUDED_KEYS).toList();
-        String sql = "SELECT id, concurrency_key FROM (SELECT id, concurrency_key, priority, run_at, ROW_NUMBER()"
-                + " OVER (PARTITION BY concurrency_key ORDER BY " + Dialect.CLAIM_ORDER + ") AS key_rank"
-                + " FROM (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
-                + dialect.dueCondition(claimable)
-                + (excluded.isEmpty()
-                        ? ""
-                        : " AND (concurrency_key IS NULL OR concurrency_key NOT IN (" + marks(excluded.size()) + "))")
-                + " ORDER BY " + dialect.claimOrder() + " LIMIT ?) due) ranked"
-                + " WHERE key_rank <= ? ORDER BY key_rank, " + Dialect.CLAIM_ORDER + " LIMIT ?";
-        List<Candidate> candidates = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = dialect.bindDue(ps, 1, queue, claimable);
-            for (String k : excluded) {
-                ps.setString(i++, k);
-            }
-            ps.setInt(i++, SCAN);
-            ps.setInt(i++, limit);
-            ps.setInt(i, Math.min(MAX_CANDIDATES, Math.max(limit, limit * CANDIDATES_PER_TASK)));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    candidates.add(new Candidate(rs.getLong(1), rs.getString(2)));
+        // Enough keys to fill the claim one task each, besides the keys known to be at their limit.
+        int maxKeys = Math.min(MAX_KEYS, Math.max(MIN_KEYS, wanted + full.size()));
+        String cursor = cursors.getOrDefault(queue, "");
+        List<String> keys = pendingKeys(c, queue, cursor, maxKeys);
+        if (keys.size() < maxKeys && !cursor.isEmpty()) { // past the last key: on from the first
+            Set<String> seen = new HashSet<>(keys);
+            for (String k : pendingKeys(c, queue, "", maxKeys - keys.size())) {
+                if (seen.add(k)) {
+                    keys.add(k);
                 }
             }
         }
-        return candidates;
+        List<String> eligible = keys.stream().filter(k -> !full.contains(k)).toList();
+        // Each key's fair share and a little more, so that keys with fewer tasks leave enough others.
+        int perKey =
+                eligible.isEmpty() ? 0 : Math.min(wanted, (2 * wanted + eligible.size() - 1) / eligible.size() + 1);
+        Map<String, List<Candidate>> byKey = firstOfKeys(
+                c,
+                queue,
+                claimable,
+                eligible,
+                perKey,
+                Math.min(SCAN, Math.max(MIN_KEYS, wanted * CANDIDATES_PER_TASK)),
+                held);
+        List<Candidate> keyless = byKey.getOrDefault(null, List.of());
+        List<Candidate> all = new ArrayList<>(keyless.size() > wanted ? keyless.subList(0, wanted) : keyless);
+        byKey.remove(null);
+        int read = byKey.values().stream().mapToInt(List::size).sum() + all.size();
+        if (read < wanted && perKey < wanted && !eligible.isEmpty()) {
+            // Too few: read more of the keys that may have more, enough to fill the claim.
+            List<String> more = eligible.stream()
+                    .filter(k -> byKey.getOrDefault(k, List.of()).size() == perKey)
+                    .toList();
+            if (!more.isEmpty()) {
+                byKey.putAll(firstOfKeys(c, queue, claimable, more, perKey + wanted - read, 0, Set.of()));
+            }
+        }
+        for (String k : eligible) {
+            all.addAll(byKey.getOrDefault(k, List.of()));
+        }
+        return new Candidates(all, keys);
+    }
+
+    /**
+     * @return up to {@code limit} keys with PENDING tasks in the queue after {@code after}, in key order
+     */
+    private List<String> pendingKeys(Connection c, String queue, String after, int limit) throws SQLException {
+        List<String> keys = new ArrayList<>();
+        String from = after;
+        while (keys.size() < limit) {
+            long entries = 0;
+            String last = null;
+            try (PreparedStatement ps = c.prepareStatement(dialect.pendingKeys())) {
+                ps.setString(1, queue);
+                ps.setString(2, from);
+                ps.setInt(3, dialect.pendingKeysSkip() ? limit : KEY_WINDOW);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        last = rs.getString(1);
+                        entries += rs.getLong(2);
+                        if (keys.size() < limit) {
+                            keys.add(last);
+                        }
+                    }
+                }
+            }
+            if (dialect.pendingKeysSkip() || entries < KEY_WINDOW || last == null) {
+                break; // every key after the start was read
+            }
+            from = last; // the window ended inside the last key's entries: read on after them
+        }
+        return keys;
+    }
+
+    /**
+     * The first {@code perKey} due tasks of each of {@code keys}, in claim order, read through the
+     * per-key claim index; with {@code keylessWindow} above 0, in the same statement the due tasks
+     * without a key among the first {@code keylessWindow} due tasks of the queue in claim order (a
+     * bounded read: tasks without a key behind a longer backlog of keyed tasks wait until they come
+     * near the front), under the {@code null} key. That window leaves out the tasks of {@code held}
+     * (the first {@value #MAX_EXCLUDED_KEYS}), the keys this engine found at their rate: a key waiting
+     * for its window does not hold back the tasks without a key, at the cost of reading past its
+     * backlog in the index while it waits.
+     */
+    private Map<String, List<Candidate>> firstOfKeys(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            List<String> keys,
+            int perKey,
+            int keylessWindow,
+            Set<String> held)
+            throws SQLException {
+        Map<String, List<Candidate>> byKey = new HashMap<>();
+        List<String> passed = held.stream().limit(MAX_EXCLUDED_KEYS).toList();
+        String keyless = "(SELECT id, concurrency_key, priority, run_at FROM (SELECT id, concurrency_key, priority,"
+                + " run_at FROM dbtasks_task WHERE " + dialect.dueCondition(claimable)
+                + (passed.isEmpty()
+                        ? ""
+                        : " AND (concurrency_key IS NULL OR concurrency_key NOT IN (" + marks(passed.size()) + "))")
+                + " ORDER BY "
+                + dialect.claimOrder() + " LIMIT ?) due WHERE concurrency_key IS NULL)";
+        java.util.Optional<String> lateral = dialect.firstOfKeys(claimable);
+        List<List<String>> batches = new ArrayList<>();
+        if (lateral.isPresent()) {
+            batches.add(keys);
+        } else {
+            for (int from = 0; from < keys.size(); from += KEYS_PER_STATEMENT) {
+                batches.add(keys.subList(from, Math.min(keys.size(), from + KEYS_PER_STATEMENT)));
+            }
+        }
+        if (batches.isEmpty()) {
+            batches.add(List.of());
+        }
+        boolean withKeyless = keylessWindow > 0;
+        for (List<String> batch : batches) {
+            List<String> parts = new ArrayList<>();
+            if (withKeyless) {
+                parts.add(keyless);
+            }
+            if (!batch.isEmpty()) {
+                if (lateral.isPresent()) {
+                    parts.add("(" + lateral.get() + ")");
+                } else {
+                    parts.addAll(Collections.nCopies(
+                            batch.size(),
+                            "(SELECT id, concurrency_key, priority, run_at FROM " + dialect.taskTableForKey()
+                                    + " WHERE " + dialect.dueCondition(claimable) + " AND " + dialect.pendingOfKey()
+                                    + " ORDER BY " + dialect.keyClaimOrder() + " LIMIT ?)"));
+                }
+            }
+            if (parts.isEmpty()) {
+                continue;
+            }
+            try (PreparedStatement ps = c.prepareStatement(String.join(" UNION ALL ", parts))) {
+                int i = 1;
+                if (withKeyless) {
+                    i = dialect.bindDue(ps, i, queue, claimable);
+                    for (String k : passed) {
+                        ps.setString(i++, k);
+                    }
+                    ps.setInt(i++, keylessWindow);
+                }
+                if (!batch.isEmpty() && lateral.isPresent()) {
+                    ps.setArray(i++, c.createArrayOf("varchar", batch.toArray()));
+                    i = dialect.bindDue(ps, i, queue, claimable);
+                    ps.setInt(i, perKey);
+                } else {
+                    for (String k : batch) {
+                        i = dialect.bindDue(ps, i, queue, claimable);
+                        ps.setString(i++, k);
+                        ps.setInt(i++, perKey);
+                    }
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Candidate k = new Candidate(
+                                rs.getLong(1), rs.getString(2), rs.getInt(3), dialect.getInstant(rs, "run_at"));
+                        byKey.computeIfAbsent(k.key(), x -> new ArrayList<>()).add(k);
+                    }
+                }
+            }
+            withKeyless = false;
+        }
+        byKey.values().forEach(l -> l.sort(CLAIM_ORDER));
+        return byKey;
     }
 
     /**
@@ -431,7 +676,8 @@ final class KeyedClaim {
     /**
      * Round robin over keys: each key's tasks keep their claim order, and the n-th task of every key
      * comes before the (n+1)-th of any, so a key with a long backlog takes its share of a claim and
-     * no more while others have due tasks. Tasks without a key each count as a key of their own.
+     * no more while others have due tasks. Tasks without a key count together as one key, with no
+     * limit.
      */
     private static List<Candidate> pick(
             List<Candidate> candidates,
@@ -447,7 +693,7 @@ final class KeyedClaim {
                 skipped[0] = true;
                 continue; // at its limit (more keys than the query left out by name)
             }
-            Object group = k.key() == null || limits.forKey(k.key()).isEmpty() ? (Object) k.id() : k.key();
+            Object group = k.key() == null ? NO_KEY : k.key();
             byKey.computeIfAbsent(group, g -> new ArrayList<>()).add(k);
         }
         List<Candidate> picked = new ArrayList<>(limit);
@@ -461,6 +707,9 @@ final class KeyedClaim {
                 any = true;
                 Candidate k = tasks.get(rank);
                 Integer free = k.key() == null ? null : left.get(k.key());
+                if (free == null && k.key() != null && limits.forKey(k.key()).isPresent()) {
+                    continue; // limited, but not locked by this claim: its count is not known
+                }
                 if (free != null) {
                     Long head = fifoHead.get(k.key());
                     if (free <= 0 || (head != null && head != k.id())) {

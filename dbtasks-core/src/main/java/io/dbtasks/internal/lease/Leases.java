@@ -81,8 +81,8 @@ public final class Leases {
 
     /**
      * @param claimable what this engine can run, read at each claim; a claim takes nothing else
-     * @param limits the limits of a queue, read at each claim; a queue with any claims within them
-     *     (see {@link KeyedClaim})
+     * @param limits the limits of a queue, read at each claim; a queue with any, or set fair, claims
+     *     within them and round robin over keys (see {@link KeyedClaim})
      * @param dependents what a workflow step's end does to its dependents
      */
     public Leases(
@@ -122,10 +122,10 @@ public final class Leases {
             return List.of();
         }
         LimitSet queueLimits = limits.apply(queue);
-        if (queueLimits.isEmpty()) {
+        if (!queueLimits.fair()) {
             heldBack.remove(queue);
         }
-        List<TaskRows.Claimed> claimed = queueLimits.isEmpty()
+        List<TaskRows.Claimed> claimed = !queueLimits.fair()
                 // A claim rolled back as a deadlock victim or a Galera certification failure committed
                 // nothing: it runs again at once, rather than a poll interval later.
                 ? Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
@@ -141,7 +141,7 @@ public final class Leases {
                 : keyed(
                         queue,
                         Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
-                                "Claim from queue " + queue + " within its limits",
+                                "Claim from queue " + queue + " within its limits, fair across keys",
                                 c -> keyedClaim.claim(
                                         c,
                                         queue,

@@ -13,11 +13,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -91,7 +93,9 @@ public final class JdbcLimits implements Limits {
             byQueue.computeIfAbsent(l.queue(), q -> new ArrayList<>()).add(l);
         }
         Map<String, LimitSet> sets = new LinkedHashMap<>();
-        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls)));
+        Set<String> fair = new HashSet<>(fairQueues());
+        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls, fair.contains(q))));
+        fair.forEach(q -> sets.putIfAbsent(q, new LimitSet(List.of(), true)));
         snapshot = Map.copyOf(sets);
         readAt = System.nanoTime();
         return all;
@@ -162,6 +166,45 @@ public final class JdbcLimits implements Limits {
     }
 
     @Override
+    public void setFair(String queue, boolean fair) {
+        Objects.requireNonNull(queue, "queue");
+        if (queue.isBlank() || queue.length() > io.dbtasks.TaskRequest.MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException(
+                    "queue must be 1 to " + io.dbtasks.TaskRequest.MAX_NAME_LENGTH + " characters and not blank");
+        }
+        jdbc.withConnection("Set fairness of queue " + queue, c -> {
+            if (fair) {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_fair_queue (queue, updated_at)"
+                        + " VALUES (?, " + dialect.now() + ")" + dialect.onConflictDoNothing())) {
+                    ps.setString(1, queue);
+                    dialect.insertIfAbsent(ps);
+                }
+            } else {
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_fair_queue WHERE queue = ?")) {
+                    ps.setString(1, queue);
+                    ps.executeUpdate();
+                }
+            }
+            return null;
+        });
+        refresh();
+    }
+
+    @Override
+    public List<String> fairQueues() {
+        return jdbc.withConnection("List fair queues", c -> {
+            List<String> queues = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT queue FROM dbtasks_fair_queue ORDER BY queue");
+                    ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    queues.add(rs.getString(1));
+                }
+            }
+            return queues;
+        });
+    }
+
+    @Override
     public List<Limit> list() {
         return jdbc.withConnection("List limits", c -> {
             List<Limit> limits = new ArrayList<>();
@@ -189,14 +232,14 @@ public final class JdbcLimits implements Limits {
         Objects.requireNonNull(key, "key");
         List<Limit> ofQueue =
                 refresh().stream().filter(l -> l.queue().equals(queue)).toList();
-        return new LimitSet(ofQueue).forKey(key);
+        return new LimitSet(ofQueue, false).forKey(key);
     }
 
     @Override
     public List<KeyLoad> load(String queue) {
         Objects.requireNonNull(queue, "queue");
         LimitSet limits = new LimitSet(
-                refresh().stream().filter(l -> l.queue().equals(queue)).toList());
+                refresh().stream().filter(l -> l.queue().equals(queue)).toList(), false);
         return jdbc.withConnection("Load of the keys of queue " + queue, c -> {
             Map<String, long[]> counts = new TreeMap<>();
             try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task"

@@ -14,15 +14,17 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class LimitSet {
     /** A queue without limits. */
-    public static final LimitSet NONE = new LimitSet(java.util.List.of());
+    public static final LimitSet NONE = new LimitSet(java.util.List.of(), false);
 
     private static final Limit NO_LIMIT = Limit.maxRunning("-", "-", 1);
     private static final int MEMO_KEYS = 10_000;
 
     private final List<Limit> limits;
+    private final boolean fairQueue;
     private final Map<String, Limit> byKey = new ConcurrentHashMap<>();
 
-    LimitSet(List<Limit> limits) {
+    LimitSet(List<Limit> limits, boolean fairQueue) {
+        this.fairQueue = fairQueue;
         this.limits = limits.stream()
                 .sorted(Comparator.comparingInt(Limit::specificity).reversed().thenComparing(Limit::keyPattern))
                 .toList();
@@ -31,6 +33,14 @@ public final class LimitSet {
     /** @return whether the queue has no limit at all, so its claims need not look at keys */
     public boolean isEmpty() {
         return limits.isEmpty();
+    }
+
+    /**
+     * @return whether the queue's claims are fair across keys: it was set fair, or it has a limit; when
+     *     false its claims need not look at keys at all
+     */
+    public boolean fair() {
+        return fairQueue || !limits.isEmpty();
     }
 
     /** @return the queue's limits, most specific first */

@@ -150,6 +150,47 @@ public class LimitController {
     }
 
     /**
+     * Whether a queue's claims are fair across concurrency keys.
+     *
+     * @param queue the queue; required
+     * @param fair true for claims round robin over keys, false for priority and run time order alone;
+     *     required
+     */
+    public record FairnessRequest(String queue, Boolean fair) {}
+
+    /**
+     * @return the queues set fair, by name (queues with a limit are fair as well)
+     */
+    @Operation(summary = "List the queues whose claims are fair across concurrency keys")
+    @GetMapping("/limits/fair")
+    public List<String> fairQueues() {
+        return dbTasks.limits().fairQueues();
+    }
+
+    /**
+     * @param body the queue and whether it is fair
+     * @return the setting as stored
+     * @throws BadRequestException (400) for a missing or invalid queue, or a missing {@code fair}
+     */
+    @Operation(
+            summary = "Make a queue's claims fair across concurrency keys, or plain again",
+            description = "Round robin over the keys with due tasks, priorities ordering each key's tasks;"
+                    + " in force on every engine within 500 ms.")
+    @PutMapping(path = "/limits/fair", consumes = "application/json")
+    public FairnessRequest setFair(@RequestBody FairnessRequest body) {
+        if (body == null || body.queue() == null || body.fair() == null) {
+            throw new BadRequestException("'queue' and 'fair' (true or false) are required");
+        }
+        TextChecks.check("queue", body.queue());
+        try {
+            dbTasks.limits().setFair(body.queue(), body.fair());
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+        return body;
+    }
+
+    /**
      * @param queue the queue
      * @return each key of the queue with tasks PENDING or RUNNING: running and waiting counts, and the
      *     limit that applies

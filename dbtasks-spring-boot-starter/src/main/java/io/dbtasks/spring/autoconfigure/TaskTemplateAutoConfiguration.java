@@ -30,6 +30,7 @@ public class TaskTemplateAutoConfiguration {
      * @param beanFactory to name the marked DataSource beans in an error
      * @param properties for {@code dbtasks.tracing.enabled}
      * @param observations the observation registry, if any
+     * @param keyResolvers the concurrency key resolvers, one per kind at most
      * @return the template
      */
     @Bean
@@ -41,11 +42,13 @@ public class TaskTemplateAutoConfiguration {
             ObjectProvider<DataSource> dataSource,
             ListableBeanFactory beanFactory,
             ObjectProvider<DbTasksProperties> properties,
-            ObjectProvider<ObservationRegistry> observations) {
+            ObjectProvider<ObservationRegistry> observations,
+            ObjectProvider<io.dbtasks.spring.ConcurrencyKeyResolver<?>> keyResolvers) {
         DbTasksProperties p = properties.getIfAvailable(DbTasksProperties::new);
         return new TaskTemplate(
                 dbTasks,
                 DbTasksAutoConfiguration.dataSource(beanFactory, dbTasksDataSource, dataSource),
-                DbTasksAutoConfiguration.observations(p, observations));
+                DbTasksAutoConfiguration.observations(p, observations),
+                keyResolvers.orderedStream().toList());
     }
 }

@@ -1,0 +1,193 @@
+package io.dbtasks.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.dbtasks.DbTasks;
+import io.dbtasks.limit.Limit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Limits and fairness against the plain burn-down, in one run so that the ratios compare like with
+ * like. Each round runs every variant once, one after another, so that a shared machine's load
+ * drifts over all of them alike:
+ *
+ * <ul>
+ *   <li>{@code plain W=32} and {@code plain W=64}: the burn-down without keys;
+ *   <li>{@code keyed W=32}: every task with one of 1,000 keys, and a default limit of 10,000 per key
+ *       that never binds;
+ *   <li>{@code 50 keys limit 8 W=64}: 50 keys, at most 8 of a key running at once;
+ *   <li>{@code fair W=32}: 1,000 keys in a queue set fair, without limits.
+ * </ul>
+ *
+ * Then the claim's cost with tasks waiting behind a limit: the burn-down of 50 keys with limit 8 at
+ * W=32, with {@code --limits-waiting} tasks of a key held at a limit of 1 in the queue, against the
+ * same with none (before and after, to show the drift). Reports the median and spread of each
+ * variant's rate and of its ratio to the plain burn-down of the same round.
+ */
+final class LimitsScenario implements Scenario {
+    private static final String HOT = "hot";
+
+    @Override
+    public String name() {
+        return "limits";
+    }
+
+    private interface Setup {
+        void apply(DbTasks admin) throws Exception;
+    }
+
+    private record Variant(String label, int workers, Setup setup, String base) {}
+
+    @Override
+    public List<Result> run(BenchRun run) throws Exception {
+        BenchConfig c = run.config();
+        int n = c.burndownTasks();
+        Burner burner = new Burner(run);
+        List<Result> results = new ArrayList<>();
+        try (HikariDataSource ds = run.pool("bench-limits-admin", 2)) {
+            DbTasks admin = DbTasks.builder(ds).migrate(false).workers(false).build();
+            try {
+                List<Variant> variants = List.of(
+                        new Variant("plain W=32", 32, a -> run.tasks().insertPending(n), null),
+                        new Variant(
+                                "keyed W=32",
+                                32,
+                                a -> {
+                                    a.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 10_000));
+                                    run.tasks().insertPendingKeyed(n, 1000, "k");
+                                },
+                                "plain W=32"),
+                        new Variant(
+                                "fair W=32",
+                                32,
+                                a -> {
+                                    a.limits().setFair(TaskTable.QUEUE, true);
+                                    run.tasks().insertPendingKeyed(n, 1000, "k");
+                                },
+                                "plain W=32"),
+                        new Variant("plain W=64", 64, a -> run.tasks().insertPending(n), null),
+                        new Variant(
+                                "50 keys limit 8 W=64",
+                                64,
+                                a -> {
+                                    a.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 8));
+                                    run.tasks().insertPendingKeyed(n, 50, "k");
+                                },
+                                "plain W=64"));
+                burner.warmUpOnce(32, n);
+                Map<String, List<Double>> rates = new LinkedHashMap<>();
+                Map<String, List<Double>> ratios = new LinkedHashMap<>();
+                for (int round = 0; round < c.limitsRuns(); round++) {
+                    Map<String, Double> thisRound = new LinkedHashMap<>();
+                    for (Variant v : variants) {
+                        clear(run, admin);
+                        v.setup().apply(admin);
+                        double seconds = burner.burn(v.workers(), 1, n);
+                        Result r = Result.throughput(name(), run.db(), v.label(), "dbtasks", v.workers(), n, seconds);
+                        Log.result(r);
+                        results.add(r);
+                        thisRound.put(v.label(), r.tasksPerSecond());
+                        rates.computeIfAbsent(v.label(), k -> new ArrayList<>()).add(r.tasksPerSecond());
+                        if (v.base() != null) {
+                            ratios.computeIfAbsent(v.label() + " / " + v.base(), k -> new ArrayList<>())
+                                    .add(r.tasksPerSecond() / thisRound.get(v.base()));
+                        }
+                    }
+                }
+                behindALimit(run, admin, burner, n, results, rates, ratios);
+                clear(run, admin);
+                rates.forEach((label, r) -> Log.line("limits: " + label + ": " + summary(r, "%.0f tasks/s")));
+                ratios.forEach((label, r) -> Log.line("limits: " + label + ": " + summary(r, "%.2f")));
+            } finally {
+                admin.close();
+            }
+        }
+        return results;
+    }
+
+    /**
+     * 50 keys with limit 8 at W=32: with none waiting, then {@code --limits-waiting} tasks of a key at
+     * its limit in the queue for each round, then none again.
+     */
+    private void behindALimit(
+            BenchRun run,
+            DbTasks admin,
+            Burner burner,
+            int n,
+            List<Result> results,
+            Map<String, List<Double>> rates,
+            Map<String, List<Double>> ratios)
+            throws Exception {
+        BenchConfig c = run.config();
+        long waiting = c.limitsWaiting();
+        String empty = "limit 8 W=32, none waiting";
+        String behind = "limit 8 W=32, " + waiting + " waiting";
+        List<Double> before = new ArrayList<>();
+        before.add(limited(run, admin, burner, n, empty, results, false));
+        clear(run, admin);
+        admin.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 8));
+        long start = System.nanoTime();
+        run.tasks().insertPendingKeyed(waiting, 1, HOT);
+        run.tasks().insertHolder(HOT + "0");
+        admin.limits().set(Limit.maxRunning(TaskTable.QUEUE, HOT + "0", 1));
+        Log.line("limits: " + waiting + " tasks waiting behind key " + HOT + "0 inserted in "
+                + (System.nanoTime() - start) / 1_000_000 + " ms");
+        List<Double> loaded = new ArrayList<>();
+        for (int round = 0; round < c.limitsRuns(); round++) {
+            loaded.add(limited(run, admin, burner, n, behind, results, true));
+        }
+        List<Double> after = new ArrayList<>();
+        for (int round = 0; round < Math.max(1, c.limitsRuns() - 1); round++) {
+            clear(run, admin);
+            after.add(limited(run, admin, burner, n, empty, results, false));
+        }
+        List<Double> none = new ArrayList<>(before);
+        none.addAll(after);
+        rates.put(empty, none);
+        rates.put(behind, loaded);
+        double noneMedian = median(none);
+        ratios.put(
+                behind + " / none waiting (median)",
+                loaded.stream().map(r -> r / noneMedian).toList());
+    }
+
+    /** One burn-down of {@code n} tasks over 50 keys with limit 8 at W=32; returns its rate. */
+    private double limited(
+            BenchRun run, DbTasks admin, Burner burner, int n, String label, List<Result> results, boolean keep)
+            throws Exception {
+        if (!keep) {
+            admin.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 8));
+        }
+        run.tasks().insertPendingKeyed(n, 50, "k");
+        double seconds = burner.burnCount(32, n);
+        Result r = Result.throughput(name(), run.db(), label, "dbtasks", 32, n, seconds);
+        Log.result(r);
+        results.add(r);
+        return r.tasksPerSecond();
+    }
+
+    /** Empties the task table and removes the bench queue's limits and fairness. */
+    private static void clear(BenchRun run, DbTasks admin) throws Exception {
+        run.tasks().reset();
+        for (Limit l : admin.limits().list()) {
+            if (l.queue().equals(TaskTable.QUEUE)) {
+                admin.limits().remove(l.queue(), l.keyPattern());
+            }
+        }
+        admin.limits().setFair(TaskTable.QUEUE, false);
+    }
+
+    static double median(List<Double> values) {
+        List<Double> sorted = values.stream().sorted().toList();
+        int m = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(m) : (sorted.get(m - 1) + sorted.get(m)) / 2;
+    }
+
+    private static String summary(List<Double> values, String format) {
+        List<Double> sorted = values.stream().sorted().toList();
+        return "median " + String.format(format, median(values)) + " (min " + String.format(format, sorted.get(0))
+                + ", max " + String.format(format, sorted.get(sorted.size() - 1)) + ", " + values.size() + " runs)";
+    }
+}
