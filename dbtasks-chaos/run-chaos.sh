@@ -21,12 +21,15 @@
 # Then the Patroni scenarios (PatroniChaosTest: a three-member etcd and two PostgreSQL members under
 # Patroni; kill -9 of the leader's postmaster, a stopped leader host, a switchover; each with
 # synchronous_mode and with asynchronous replication), CHAOS_PATRONI_TASKS tasks (default 1,500) per
-# scenario, CHAOS_PATRONI_RUNS runs (default 3: the report gives the median and spread).
+# scenario, CHAOS_PATRONI_RUNS runs (default 3: the report gives the median and spread); and every
+# fault again with synchronous_mode behind PgBouncer (one per member, the multi-host URL over them),
+# in the pool modes CHAOS_PATRONI_PGBOUNCER names (default session,transaction; empty: none).
 #
 # Usage: dbtasks-chaos/run-chaos.sh [extra Maven arguments]
 #   CHAOS_TASKS, CHAOS_WORKERS, CHAOS_FAULTS, CHAOS_OUTAGES override the size; CHAOS_GALERA_TASKS,
 #   CHAOS_GALERA_KILLS, CHAOS_GALERA_BURN, CHAOS_GALERA_RUNS, CHAOS_GALERA_LOCK_SECONDS the Galera part;
-#   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS the Patroni part; CHAOS_LIMITS_TASKS, CHAOS_LIMITS_KEYS,
+#   CHAOS_PATRONI_TASKS, CHAOS_PATRONI_RUNS, CHAOS_PATRONI_PGBOUNCER the Patroni part;
+#   CHAOS_LIMITS_TASKS, CHAOS_LIMITS_KEYS,
 #   CHAOS_LIMITS_WORKERS, CHAOS_LIMITS_FAULTS the limits workload; CHAOS_WORKFLOWS,
 #   CHAOS_WORKFLOW_FAULTS the workflow workload.
 # Figures: one line per run in dbtasks-chaos/target/chaos-report.txt (and in the test output).
@@ -45,6 +48,7 @@ start=$(date +%s)
   -Dchaos.galera.lock.seconds="${CHAOS_GALERA_LOCK_SECONDS:-60}" \
   -Dchaos.workflows="${CHAOS_WORKFLOWS:-1000}" -Dchaos.workflow.faults="${CHAOS_WORKFLOW_FAULTS:-5}" \
   -Dchaos.patroni.tasks="${CHAOS_PATRONI_TASKS:-1500}" -Dchaos.patroni.runs="${CHAOS_PATRONI_RUNS:-3}" \
+  -Dchaos.patroni.pgbouncer="${CHAOS_PATRONI_PGBOUNCER-session,transaction}" \
   -Dchaos.limits.tasks="${CHAOS_LIMITS_TASKS:-6000}" -Dchaos.limits.keys="${CHAOS_LIMITS_KEYS:-16}" \
   -Dchaos.limits.workers="${CHAOS_LIMITS_WORKERS:-4}" -Dchaos.limits.faults="${CHAOS_LIMITS_FAULTS:-10}" \
   -Dchaos.report="$report" "$@"

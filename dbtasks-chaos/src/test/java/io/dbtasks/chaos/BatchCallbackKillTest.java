@@ -8,7 +8,6 @@ import io.dbtasks.TaskRequest;
 import io.dbtasks.batch.BatchRequest;
 import io.dbtasks.testing.TestDatabase;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -119,8 +118,8 @@ class BatchCallbackKillTest {
     }
 
     private static Process start(String url, String id, BlockingQueue<String> lines) throws IOException {
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String classpath = ChaosFixtures.classpath();
+        String java = ChaosFixtures.java();
         Process p = new ProcessBuilder(
                         java,
                         "-Xmx192m",

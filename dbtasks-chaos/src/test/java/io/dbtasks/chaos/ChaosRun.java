@@ -8,7 +8,6 @@ import io.dbtasks.TaskRequest;
 import io.dbtasks.limit.Limit;
 import io.dbtasks.testing.OwnPostgres;
 import io.dbtasks.testing.TcpProxy;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -581,8 +580,8 @@ final class ChaosRun {
 
     private void startWorker(Slot slot) throws IOException {
         slot.id = "chaos-" + name + "-w" + slots.indexOf(slot) + "-g" + (generation++);
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String classpath = ChaosFixtures.classpath();
+        String java = ChaosFixtures.java();
         slot.process = new ProcessBuilder(
                         java,
                         "-Xmx192m",

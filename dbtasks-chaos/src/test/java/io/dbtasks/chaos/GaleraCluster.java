@@ -1,7 +1,6 @@
 package io.dbtasks.chaos;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -57,10 +56,10 @@ final class GaleraCluster implements AutoCloseable {
         Node(int index, Path dir) throws IOException {
             this.index = index;
             this.dir = dir;
-            this.sqlPort = freePort();
-            this.groupPort = freePort();
-            this.istPort = freePort();
-            this.sstPort = freePort();
+            this.sqlPort = ChaosFixtures.freePort();
+            this.groupPort = ChaosFixtures.freePort();
+            this.istPort = ChaosFixtures.freePort();
+            this.sstPort = ChaosFixtures.freePort();
         }
     }
 
@@ -113,8 +112,8 @@ final class GaleraCluster implements AutoCloseable {
             for (Node n : cluster.nodes) {
                 cluster.writeConfig(n);
             }
-            if (root()) {
-                run(List.of("chown", "-R", "mysql:mysql", dir.toString()));
+            if (ChaosFixtures.root()) {
+                ChaosFixtures.run(List.of("chown", "-R", "mysql:mysql", dir.toString()));
             }
             Node first = cluster.nodes.get(0);
             List<String> install = new ArrayList<>(List.of(
@@ -122,10 +121,10 @@ final class GaleraCluster implements AutoCloseable {
                     "--defaults-file=" + first.dir.resolve("my.cnf"),
                     "--skip-test-db",
                     "--auth-root-authentication-method=normal"));
-            if (root()) {
+            if (ChaosFixtures.root()) {
                 install.add("--user=mysql");
             }
-            run(install);
+            ChaosFixtures.run(install);
             cluster.launch(first, true);
             cluster.awaitSynced(first, TimeUnit.MINUTES.toNanos(2));
             try (Connection c = DriverManager.getConnection(cluster.url(0, ""));
@@ -159,7 +158,7 @@ final class GaleraCluster implements AutoCloseable {
                         "log-error=" + n.dir.resolve("error.log"),
                         "port=" + n.sqlPort,
                         "bind-address=127.0.0.1",
-                        root() ? "user=mysql" : "",
+                        ChaosFixtures.root() ? "user=mysql" : "",
                         "max_connections=300",
                         "performance_schema=OFF",
                         "innodb_buffer_pool_size=64M",
@@ -293,7 +292,7 @@ final class GaleraCluster implements AutoCloseable {
         // unknown, and without it the node would rejoin by a full SST instead of IST.
         Path recoverLog = n.dir.resolve("recover.log");
         Files.deleteIfExists(recoverLog);
-        run(List.of(
+        ChaosFixtures.run(List.of(
                 MARIADBD.toString(),
                 "--defaults-file=" + n.dir.resolve("my.cnf"),
                 "--wsrep-recover",
@@ -361,35 +360,6 @@ final class GaleraCluster implements AutoCloseable {
             return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
         } catch (IOException e) {
             return "(no log: " + e.getMessage() + ")";
-        }
-    }
-
-    private static void run(List<String> command) throws Exception {
-        Path log = Files.createTempFile("dbtasks-galera-cmd-", ".log");
-        try {
-            Process p = new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IOException(command + " did not finish: " + Files.readString(log));
-            }
-            if (p.exitValue() != 0) {
-                throw new IOException(command + " exited with " + p.exitValue() + ": " + Files.readString(log));
-            }
-        } finally {
-            Files.deleteIfExists(log);
-        }
-    }
-
-    private static boolean root() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 }

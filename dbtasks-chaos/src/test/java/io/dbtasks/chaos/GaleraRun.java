@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.TaskRequest;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -292,8 +291,8 @@ final class GaleraRun {
     }
 
     private static Process startWorker(String url, String id, Path logDir) throws IOException {
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String classpath = ChaosFixtures.classpath();
+        String java = ChaosFixtures.java();
         return new ProcessBuilder(
                         java,
                         "-Xmx192m",

@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
 import io.dbtasks.testing.SecondProcess;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -48,8 +47,8 @@ final class LockRun {
                 s.executeUpdate("DELETE FROM dbtasks_lock");
                 s.executeUpdate("DELETE FROM dbtasks_lock_waiter");
             }
-            String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-            String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+            String classpath = ChaosFixtures.classpath();
+            String java = ChaosFixtures.java();
             List<Process> processes = new ArrayList<>();
             List<List<String>> outputs = new ArrayList<>();
             for (int i = 0; i < 2; i++) {

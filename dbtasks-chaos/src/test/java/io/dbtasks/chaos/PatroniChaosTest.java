@@ -3,6 +3,7 @@ package io.dbtasks.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dbtasks.chaos.PatroniRun.Fault;
+import io.dbtasks.testing.PgBouncer;
 import io.dbtasks.testing.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,6 +35,10 @@ import org.junit.jupiter.api.TestFactory;
  * that the leader commits what the replica never receives: what is lost is counted and reported,
  * not asserted.
  *
+ * <p>With {@code -Dchaos.patroni.pgbouncer=session,transaction} ({@code run-chaos.sh}), every fault
+ * with synchronous mode again behind one PgBouncer per member ({@link #behindPgBouncer()}), asserted
+ * alike; {@code -Dchaos.patroni.direct=false} runs only those.
+ *
  * <p>Sizes: {@code -Dchaos.patroni.tasks} per scenario (default 200), {@code -Dchaos.patroni.runs}
  * (default 1: each scenario once; {@code run-chaos.sh} passes 3 and gets the median and spread),
  * {@code -Dchaos.workers} worker processes (at most 2 at the default size). Skipped with the reason
@@ -49,6 +54,15 @@ class PatroniChaosTest {
 
     /** Faults to run (names, comma-separated), all when blank: for working on one scenario. */
     private static final String ONLY = System.getProperty("chaos.patroni.only", "");
+
+    /**
+     * PgBouncer pool modes ({@code session}, {@code transaction}, comma-separated) to run every fault
+     * behind, in synchronous mode; none when blank (the default: {@code run-chaos.sh} passes both).
+     */
+    private static final String PGBOUNCER = System.getProperty("chaos.patroni.pgbouncer", "");
+
+    /** Whether to run the scenarios on the multi-host URL over the members themselves (default true). */
+    private static final boolean DIRECT = Boolean.parseBoolean(System.getProperty("chaos.patroni.direct", "true"));
 
     private static PatroniCluster cluster;
     private static boolean synchronousNow;
@@ -108,7 +122,7 @@ class PatroniChaosTest {
     @TestFactory
     Stream<DynamicTest> scenarios() {
         List<DynamicTest> tests = new ArrayList<>();
-        for (int run = 1; run <= RUNS; run++) {
+        for (int run = 1; run <= RUNS && DIRECT; run++) {
             for (boolean synchronous : List.of(true, false)) {
                 for (Fault fault : Fault.values()) {
                     if (!ONLY.isBlank() && !ONLY.contains(fault.name())) {
@@ -117,14 +131,55 @@ class PatroniChaosTest {
                     String label = RUNS == 1 ? "" : "-run" + run;
                     tests.add(DynamicTest.dynamicTest(
                             fault + (synchronous ? " with synchronous_mode" : " with asynchronous replication") + label,
-                            () -> scenario(fault, synchronous, label)));
+                            () -> scenario(fault, synchronous, label, null)));
                 }
             }
         }
         return tests.stream();
     }
 
-    private static void scenario(Fault fault, boolean synchronous, String label) throws Exception {
+    /**
+     * Every fault with synchronous mode, the engines behind PgBouncer ({@link PatroniBouncers}): one
+     * PgBouncer per member, in front of that member only, and the multi-host URL over the bouncers
+     * with {@code targetServerType=primary}; a member's bouncer is restarted while the role it tells
+     * new clients ({@code in_hot_standby}, which PgBouncer replays from its first server connection
+     * and the driver takes the role from) differs from its member's, as a Patroni {@code
+     * on_role_change} callback must. Runs only when {@code
+     * -Dchaos.patroni.pgbouncer} names pool modes ({@code run-chaos.sh} passes {@code
+     * session,transaction}).
+     */
+    @TestFactory
+    Stream<DynamicTest> behindPgBouncer() {
+        List<DynamicTest> tests = new ArrayList<>();
+        for (int run = 1; run <= RUNS; run++) {
+            for (String mode : PGBOUNCER.split(",")) {
+                if (mode.isBlank()) {
+                    continue;
+                }
+                for (Fault fault : Fault.values()) {
+                    if (!ONLY.isBlank() && !ONLY.contains(fault.name())) {
+                        continue;
+                    }
+                    String label = RUNS == 1 ? "" : "-run" + run;
+                    tests.add(DynamicTest.dynamicTest(
+                            fault + " with synchronous_mode behind PgBouncer (" + mode.strip() + " mode)" + label,
+                            () -> scenario(fault, true, label, mode.strip())));
+                }
+            }
+        }
+        return tests.stream();
+    }
+
+    /**
+     * @param poolMode PgBouncer's pool mode in front of every member, or null for the members
+     *     themselves
+     */
+    private static void scenario(Fault fault, boolean synchronous, String label, String poolMode) throws Exception {
+        if (poolMode != null && PgBouncer.binary().isEmpty()) {
+            String reason = "pgbouncer is not installed (Debian package pgbouncer): the PgBouncer runs are skipped";
+            System.out.println("chaos: " + reason);
+            Assumptions.abort(reason);
+        }
         if (synchronous != synchronousNow) {
             cluster.synchronousMode(synchronous);
             synchronousNow = synchronous;
@@ -139,8 +194,22 @@ class PatroniChaosTest {
             org.junit.jupiter.api.Assumptions.abort(
                     "Patroni did not return to a healthy cluster before the scenario: " + e.getMessage());
         }
-        Map<String, Long> r = new PatroniRun(cluster, fault, synchronous, TASKS, WORKERS, SPREAD, LAG, label).run();
+        PatroniRun run = new PatroniRun(cluster, fault, synchronous, TASKS, WORKERS, SPREAD, LAG, label);
         String key = "patroni " + fault.name().toLowerCase() + (synchronous ? " synchronous" : " asynchronous");
+        Map<String, Long> r;
+        if (poolMode == null) {
+            r = run.run();
+        } else {
+            // session mode holds a server connection per client connection: room for every worker's
+            // pool, the enqueuer's and the checks'
+            try (PatroniBouncers bouncers = new PatroniBouncers(cluster, poolMode, WORKERS * 12 + 20)) {
+                boolean transaction = poolMode.equals("transaction");
+                r = run.through(bouncers.url("chaos"), transaction, "pgbouncer-" + poolMode)
+                        .run();
+                r.put("bouncerRestarts", bouncers.restarts());
+            }
+            key += " behind pgbouncer (" + poolMode + " mode)";
+        }
         RESULTS.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
         ChaosTest.report(key + label, r);
         assertThat(r.get("acknowledged")).as("acknowledged: %s", r).isEqualTo(TASKS);

@@ -1,7 +1,6 @@
 package io.dbtasks.chaos;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -113,12 +112,13 @@ final class PatroniCluster implements AutoCloseable {
         try {
             cluster.startEtcd();
             for (int i = 0; i < members; i++) {
-                Member m = new Member("pg" + i, freePort(), freePort(), dir.resolve("pg" + i));
+                Member m =
+                        new Member("pg" + i, ChaosFixtures.freePort(), ChaosFixtures.freePort(), dir.resolve("pg" + i));
                 Files.createDirectories(m.dir());
                 cluster.members.add(m);
             }
-            if (root()) {
-                run(List.of("chown", "-R", "postgres:postgres", dir.toString()));
+            if (ChaosFixtures.root()) {
+                ChaosFixtures.run(List.of("chown", "-R", "postgres:postgres", dir.toString()));
             }
             // the first member bootstraps alone, so that it is the one that runs initdb
             for (Member m : cluster.members) {
@@ -147,8 +147,8 @@ final class PatroniCluster implements AutoCloseable {
     private void startEtcd() throws Exception {
         List<Integer> peerPorts = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            etcdClientPorts.add(freePort());
-            peerPorts.add(freePort());
+            etcdClientPorts.add(ChaosFixtures.freePort());
+            peerPorts.add(ChaosFixtures.freePort());
         }
         String initial = IntStream.range(0, 3)
                 .mapToObj(i -> "e" + i + "=http://127.0.0.1:" + peerPorts.get(i))
@@ -247,14 +247,14 @@ final class PatroniCluster implements AutoCloseable {
                 "    - host replication all 127.0.0.1/32 trust",
                 "");
         Files.writeString(m.config(), yaml);
-        if (root()) {
-            run(List.of("chown", "postgres:postgres", m.config().toString()));
+        if (ChaosFixtures.root()) {
+            ChaosFixtures.run(List.of("chown", "postgres:postgres", m.config().toString()));
         }
     }
 
     private void startPatroni(Member m) throws IOException {
         List<String> command = new ArrayList<>();
-        if (root()) {
+        if (ChaosFixtures.root()) {
             // setpriv execs: the process started is Patroni itself (runuser would stay its parent)
             command.addAll(List.of("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"));
         }
@@ -521,7 +521,7 @@ final class PatroniCluster implements AutoCloseable {
         List<String> c = new ArrayList<>(
                 List.of(PATRONICTL.toString(), "-c", members.get(0).config().toString()));
         c.addAll(List.of(args));
-        run(c);
+        ChaosFixtures.run(c);
     }
 
     @Override
@@ -605,35 +605,6 @@ final class PatroniCluster implements AutoCloseable {
                 throw new IllegalStateException("no " + what + " within " + timeout.toSeconds() + " s");
             }
             Thread.sleep(200);
-        }
-    }
-
-    private static void run(List<String> command) throws Exception {
-        Path log = Files.createTempFile("dbtasks-patroni-cmd-", ".log");
-        try {
-            Process p = new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IOException(command + " did not finish: " + Files.readString(log));
-            }
-            if (p.exitValue() != 0) {
-                throw new IOException(command + " exited with " + p.exitValue() + ": " + Files.readString(log));
-            }
-        } finally {
-            Files.deleteIfExists(log);
-        }
-    }
-
-    private static boolean root() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 }

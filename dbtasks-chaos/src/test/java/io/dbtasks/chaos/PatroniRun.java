@@ -6,7 +6,6 @@ import io.dbtasks.EnqueueResult;
 import io.dbtasks.RetryPolicy;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.chaos.PatroniCluster.Member;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +54,7 @@ final class PatroniRun {
     }
 
     private final PatroniCluster cluster;
-    private final String name;
+    private String name;
     private final Fault fault;
     private final boolean synchronous;
     private final int tasks;
@@ -63,7 +62,7 @@ final class PatroniRun {
     private final Duration spread;
     private final Duration lag;
     private final Duration lease = Duration.ofSeconds(3);
-    private final Path logDir;
+    private Path logDir;
     private final List<Process> processes = new ArrayList<>();
     private final Set<String> attempted = ConcurrentHashMap.newKeySet();
     private final Set<String> acknowledged = ConcurrentHashMap.newKeySet();
@@ -71,6 +70,8 @@ final class PatroniRun {
     private final AtomicLong failedCalls = new AtomicLong();
     private int generation;
     private long respawns;
+    private String url;
+    private boolean transactionPooling;
 
     /**
      * @param cluster the cluster, healthy, in the mode {@code synchronous} says
@@ -103,6 +104,7 @@ final class PatroniRun {
         this.spread = spread;
         this.lag = lag;
         this.name = "patroni-" + fault.name().toLowerCase() + "-" + (synchronous ? "sync" : "async") + label;
+        this.url = cluster.multiHostUrl("chaos");
         this.logDir = Path.of("target", "chaos", name);
         Files.createDirectories(logDir);
         try (var old = Files.list(logDir)) {
@@ -110,6 +112,30 @@ final class PatroniRun {
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /**
+     * Runs the engines and the enqueuer on {@code url} instead of the cluster's multi-host URL: for
+     * PgBouncer in front of the members.
+     *
+     * @param url the JDBC URL (multi-host over the bouncers, {@code targetServerType=primary})
+     * @param transactionPooling whether the bouncers pool transactions (the engines are told so)
+     * @param suffix a suffix for the logs' directory and the name in the log lines
+     * @return this run
+     * @throws IOException if the logs' directory cannot be made
+     */
+    PatroniRun through(String url, boolean transactionPooling, String suffix) throws IOException {
+        this.url = url;
+        this.transactionPooling = transactionPooling;
+        this.name = name + "-" + suffix;
+        this.logDir = Path.of("target", "chaos", name);
+        Files.createDirectories(logDir);
+        try (var old = Files.list(logDir)) {
+            for (Path p : old.toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+        return this;
     }
 
     /**
@@ -123,10 +149,12 @@ final class PatroniRun {
      */
     Map<String, Long> run() throws Exception {
         Map<String, Long> report = new LinkedHashMap<>();
-        String url = cluster.multiHostUrl("chaos");
         try (HikariDataSource ds = ChaosRun.pool(url, 3)) {
             ChaosSchema.recreate(ds);
-            DbTasks client = DbTasks.builder(ds).workers(false).build(); // migrates
+            DbTasks client = DbTasks.builder(ds)
+                    .workers(false)
+                    .transactionPooling(transactionPooling)
+                    .build(); // migrates
             clear(ds);
             for (int i = 0; i < workers; i++) {
                 processes.add(null);
@@ -409,8 +437,8 @@ final class PatroniRun {
 
     private void startWorker(int slot, String url) throws IOException {
         String id = name + "-w" + slot + "-g" + (generation++);
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String classpath = ChaosFixtures.classpath();
+        String java = ChaosFixtures.java();
         processes.set(
                 slot,
                 new ProcessBuilder(
@@ -425,7 +453,7 @@ final class PatroniRun {
                                 id,
                                 "6",
                                 String.valueOf(lease.toMillis()),
-                                "false")
+                                String.valueOf(transactionPooling))
                         .redirectErrorStream(true)
                         .redirectOutput(logDir.resolve(id + ".log").toFile())
                         .start());
