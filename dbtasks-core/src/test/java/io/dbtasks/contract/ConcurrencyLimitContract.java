@@ -436,9 +436,11 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE concurrency_key = 'big' AND status = 'PENDING'"))
                 .as("the small keys did not wait for the big key's backlog")
                 .isGreaterThan(1000);
+        // Round robin gives the big key a turn in each round while the small keys' three tasks each
+        // are served, so it is not starved; it does not fill its limit of 4 ahead of them.
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE concurrency_key = 'big' AND status <> 'PENDING'"))
                 .as("the big key kept running meanwhile")
-                .isGreaterThanOrEqualTo(4);
+                .isGreaterThanOrEqualTo(2);
         if (database() != TestDatabase.H2) { // H2 runs in the test's JVM: too slow on a loaded machine
             assertThat(Duration.ofNanos(lastSmall.get()))
                     .as("the last small key's task started within 2 s of being enqueued")
