@@ -92,7 +92,17 @@ final class HistoryLoader {
         long rows = 0;
         try (Connection c = dataSource.getConnection();
                 Statement s = c.createStatement()) {
-            for (long lo = from; lo < to; lo += chunk) {
+            // Ids need not be dense from {@code from}: on PostgreSQL they carry the timeline in their
+            // high bits, so the first new id may be 2^40 above the last old one.
+            long first;
+            try (ResultSet rs = s.executeQuery("SELECT MIN(id) FROM dbtasks_task WHERE id > " + from)) {
+                rs.next();
+                first = rs.getLong(1);
+                if (rs.wasNull()) {
+                    return 0;
+                }
+            }
+            for (long lo = first - 1; lo < to; lo += chunk) {
                 long hi = Math.min(to, lo + chunk);
                 rows += s.executeUpdate("INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token,"
                         + " started_at, finished_at, duration_ms, outcome, error_class, error_message)"
