@@ -28,12 +28,17 @@ import java.util.Optional;
  * stop tasks already RUNNING; no new task of the key starts until it is under the new limit.
  *
  * <p><b>The cost.</b> A queue without limits, and not {@linkplain #setFair set fair}, claims with one
- * statement as before. A queue with at least one limit, or set fair, claims in one short transaction
- * of a few statements (the keys with PENDING tasks, their first due tasks, a count of RUNNING tasks
- * by key, the limited keys' rows locked and counted again, the claim), whatever the keys of its
- * tasks; measurements are in BENCHMARKS.md.
+ * statement as before. A queue whose limits only bound tasks running at once (no rate, no FIFO), not
+ * set fair, claims in priority and due-time order across keys in one transaction of four statements
+ * (the first due tasks locked, their limited keys' rows locked, those keys' RUNNING tasks counted,
+ * the tasks with room started). When a key at its limit leaves a task behind, the engine's claims of
+ * that queue go round robin (below) until one leaves nothing behind a limit, so a key at its limit
+ * never holds back the others. A queue set fair, or with a rate or FIFO limit, always claims round
+ * robin, in one transaction of a few more statements (the keys with PENDING tasks, their first due
+ * tasks, a count of RUNNING tasks by key, the limited keys' rows locked and counted again, the
+ * claim); measurements are in BENCHMARKS.md.
  *
- * <p><b>Fairness.</b> Such a claim takes due tasks round robin over keys (each key's first due task,
+ * <p><b>Fairness.</b> A round robin claim takes due tasks round robin over keys (each key's first due task,
  * then each key's second...), priorities ordering the tasks of one key, and is work-conserving. It
  * lists the keys that have PENDING tasks from a rotation kept per queue by each engine (as many as
  * the claim wants plus those known to be at their limit, 8 to 256), with one index probe per key on
@@ -72,9 +77,10 @@ public interface Limits {
      * Makes the claims of {@code queue} fair across concurrency keys, or plain again. A fair claim takes
      * due tasks round robin over the keys that have them (each key's first task, then each key's
      * second...), priorities ordering the tasks of one key, so that one key's backlog does not hold
-     * back the others; it is work-conserving (a key alone takes every worker). A queue with a limit is
-     * always fair; this setting makes a queue without limits fair too, at the cost of a claim of a few
-     * statements instead of one (see the class comment). Stored as a row ({@code dbtasks_fair_queue});
+     * back the others; it is work-conserving (a key alone takes every worker). A queue with limits
+     * is fair only while one binds (see the class comment); this setting makes a queue fair always,
+     * with or without limits, at the cost of a claim of a few statements more (see the class
+     * comment). Stored as a row ({@code dbtasks_fair_queue});
      * in force on every engine within {@link #REFRESH_MILLIS} ms.
      *
      * @param queue the queue, 1 to {@value io.dbtasks.TaskRequest#MAX_NAME_LENGTH} characters
@@ -87,7 +93,7 @@ public interface Limits {
 
     /**
      * @return the queues set fair with {@link #setFair}, by name, read from the database now (queues
-     *     with a limit are fair as well, set or not)
+     *     with a rate or FIFO limit claim round robin as well, set or not)
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
     List<String> fairQueues();

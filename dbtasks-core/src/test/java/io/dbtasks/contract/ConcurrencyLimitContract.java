@@ -368,6 +368,45 @@ public abstract class ConcurrencyLimitContract extends EngineHarness {
     }
 
     /**
+     * A queue with limits that is not set fair claims in claim order while no limit binds: priority
+     * first across keys, as a queue without limits, not round robin over keys.
+     */
+    @Test
+    void aQueueWithLimitsNotSetFairClaimsInPriorityOrderAcrossKeysWhileNoLimitBinds() {
+        DbTasks producer = producer();
+        producer.limits().set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 100));
+        List<TaskRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            requests.add(TaskRequest.builder(KIND)
+                    .queue(QUEUE)
+                    .concurrencyKey("low")
+                    .payload(Map.of("key", "low"))
+                    .build());
+        }
+        for (int i = 0; i < 20; i++) {
+            requests.add(TaskRequest.builder(KIND)
+                    .queue(QUEUE)
+                    .concurrencyKey("high")
+                    .priority(5)
+                    .payload(Map.of("key", "high"))
+                    .build());
+        }
+        producer.enqueueAll(requests);
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        engine(b -> b.queue(QUEUE, 1)
+                        .claimBatch(4)
+                        .handler(KIND, Map.class, (ctx, p) -> order.add((String) p.get("key"))))
+                .start();
+        eventually().alias("every task ran").until(() -> order.size() == 40);
+        assertThat(order.subList(0, 20))
+                .as("the higher priority key's tasks all ran first, not in turns with the other key")
+                .containsOnly("high");
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_concurrency_key WHERE queue = '" + QUEUE + "'"))
+                .as("each limited key's row was created by the claims that counted it")
+                .isEqualTo(2);
+    }
+
+    /**
      * One key's backlog, enqueued first, does not hold back the others: keys at their limit are left
      * out of the candidates and the rest are served round robin.
      */

@@ -302,6 +302,16 @@ public interface Dialect {
     }
 
     /**
+     * @param update an UPDATE of the task table
+     * @return the statement that runs {@code update} and reads the changed rows' {@link #TASK_COLUMNS}
+     *     back as they are after it, or empty where the database cannot in one statement (MariaDB:
+     *     read them back after the update, in the same transaction)
+     */
+    default Optional<String> updateReadingBack(String update) {
+        return Optional.empty();
+    }
+
+    /**
      * The task table as a statement that finds its rows by primary key should name it, so that it
      * reads and locks through the primary key and nothing else. A guarded UPDATE or locking read that
      * a planner drives from a secondary index instead (the rescue index, when few rows are RUNNING)

@@ -58,6 +58,11 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
+    public Optional<String> updateReadingBack(String update) {
+        return Optional.of("SELECT " + TASK_COLUMNS + " FROM FINAL TABLE (" + update + ")");
+    }
+
+    @Override
     public String claimOrder() {
         // H2 reads in index order only when the ORDER BY is a prefix of the index; see claim().
         return "queue, status, " + CLAIM_ORDER;

@@ -294,6 +294,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public Optional<String> updateReadingBack(String update) {
+        return Optional.of(update + " RETURNING " + TASK_COLUMNS);
+    }
+
+    @Override
     public boolean insertReturning() {
         return true; // PostgreSQL
     }

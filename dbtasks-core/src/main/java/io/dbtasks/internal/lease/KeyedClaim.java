@@ -24,11 +24,12 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The claim of a queue that has limits, or is set fair: due tasks round robin over concurrency keys,
- * and at most a key's limit of its tasks RUNNING at once, across every engine, decided by the
- * database in the claim's own transaction.
+ * The claims of a queue that has limits, or is set fair: at most a key's limit of its tasks RUNNING
+ * at once, across every engine, decided by the database in the claim's own transaction; due tasks
+ * in claim order ({@link #claimInOrder}, while no limit binds in a queue not set fair) or round robin
+ * over concurrency keys ({@link #claim}).
  *
- * <p>The protocol, in one READ COMMITTED transaction:
+ * <p>The round robin protocol, in one READ COMMITTED transaction:
  *
  * <ol>
  *   <li>Count the queue's RUNNING tasks by key, without locks (only when the queue has limits), to
@@ -153,6 +154,148 @@ final class KeyedClaim {
             throw e;
         } finally {
             c.setAutoCommit(autoCommit);
+        }
+    }
+
+    /**
+     * Claims up to {@code limit} due tasks of {@code queue} in claim order, within its limits: the
+     * claim of a queue with limits that is not set fair, while its limits hold nothing back. Runs its
+     * own READ COMMITTED transaction on {@code c}:
+     *
+     * <ol>
+     *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
+     *       the plain claim reads them.
+     *   <li>Lock the rows of their limited keys in key order, waiting for a claim that holds one (it
+     *       commits within its claim); the same order in every claim leaves no deadlock between them.
+     *   <li>Count those keys' RUNNING tasks, in a statement begun after the locks were granted, so that
+     *       it sees every claim of those keys committed before (READ COMMITTED).
+     *   <li>Start the locked tasks in claim order while their key has room; the others stay PENDING
+     *       (their row locks end with the transaction).
+     * </ol>
+     *
+     * <p>Every claim that starts a task of a limited key holds the key's row from before its count to
+     * its commit, in this claim and in {@link #claim}, so no two claims of a key count at once. Four
+     * statements whatever the number of keys, against the round robin's reads of the keys with due
+     * tasks and their first tasks.
+     *
+     * @return the claimed rows, and {@code heldBack} if a locked task was left because its key was at
+     *     its limit: the caller then claims the rest round robin, which looks past such keys
+     */
+    <T> Result<T> claimInOrder(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            LimitSet limits,
+            int limit,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader)
+            throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            dialect.readCommittedTransaction(c);
+            List<Candidate> due = new ArrayList<>(limit);
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, concurrency_key FROM dbtasks_task WHERE "
+                    + dialect.dueCondition(claimable) + " ORDER BY " + dialect.claimOrder() + " LIMIT ?"
+                    + dialect.forUpdateSkipLocked())) {
+                ps.setInt(dialect.bindDue(ps, 1, queue, claimable), limit);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        due.add(new Candidate(rs.getLong(1), rs.getString(2)));
+                    }
+                }
+            }
+            Set<String> limited = new TreeSet<>();
+            for (Candidate k : due) {
+                if (k.key() != null && limits.forKey(k.key()).isPresent()) {
+                    limited.add(k.key());
+                }
+            }
+            Map<String, Integer> room = new HashMap<>();
+            if (!limited.isEmpty()) {
+                lockKeysWaiting(c, queue, limited);
+                Map<String, Long> running = runningByKey(c, queue, limited);
+                for (String key : limited) {
+                    long free = limits.forKey(key).orElseThrow().maxRunning() - running.getOrDefault(key, 0L);
+                    room.put(key, (int) Math.max(0, free));
+                }
+            }
+            List<Long> picked = new ArrayList<>(due.size());
+            boolean heldBack = false;
+            for (Candidate k : due) {
+                Integer free = k.key() == null ? null : room.get(k.key());
+                if (free == null) {
+                    picked.add(k.id());
+                } else if (free > 0) {
+                    room.put(k.key(), free - 1);
+                    picked.add(k.id());
+                } else {
+                    heldBack = true;
+                }
+            }
+            List<T> rows = picked.isEmpty() ? List.of() : startLocked(c, picked, owner, leaseMillis, reader);
+            c.commit();
+            return new Result<>(rows, heldBack);
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.rollback();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    /**
+     * Locks the row of each of {@code keys} in key order, waiting for other transactions that hold
+     * one, and creates the missing ones (an insert locks its row).
+     */
+    private void lockKeysWaiting(Connection c, String queue, Set<String> keys) throws SQLException {
+        Set<String> found = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ") ORDER BY concurrency_key"
+                + dialect.forUpdate())) {
+            int i = 1;
+            ps.setString(i++, queue);
+            for (String k : keys) {
+                ps.setString(i++, k);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.add(rs.getString(1));
+                }
+            }
+        }
+        if (found.size() == keys.size()) {
+            return;
+        }
+        for (String key : keys) {
+            if (found.contains(key)) {
+                continue;
+            }
+            boolean inserted;
+            try (PreparedStatement ps =
+                    c.prepareStatement("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)"
+                            + dialect.onConflictDoNothing())) {
+                ps.setString(1, queue);
+                ps.setString(2, key);
+                inserted = dialect.insertIfAbsent(ps);
+            }
+            if (!inserted) { // created meanwhile by another claim: lock it as it stands
+                try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                        + " WHERE queue = ? AND concurrency_key = ?" + dialect.forUpdate())) {
+                    ps.setString(1, queue);
+                    ps.setString(2, key);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) {
+                            throw new SQLException("the row of concurrency key " + key + " vanished", "40001");
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -754,25 +897,49 @@ final class KeyedClaim {
         }
         Collections.sort(locked);
         claimed.addAll(locked);
-        String in = marks(locked.size());
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + dialect.taskTableByKey() + " SET "
-                + dialect.claimSetList() + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN ("
-                + in + ")")) {
+        return startLocked(c, locked, owner, leaseMillis, reader);
+    }
+
+    /**
+     * Starts the tasks of {@code ids}, PENDING and locked by this transaction: the claim's update, and
+     * the rows as it left them.
+     *
+     * @throws IllegalStateException if fewer rows changed than were locked (never, while the locks hold)
+     */
+    private <T> List<T> startLocked(
+            Connection c, List<Long> ids, String owner, long leaseMillis, Dialect.RowReader<T> reader)
+            throws SQLException {
+        String in = marks(ids.size());
+        String update = "UPDATE " + dialect.taskTableByKey() + " SET " + dialect.claimSetList() + " WHERE status = "
+                + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in + ")";
+        java.util.Optional<String> readingBack = dialect.updateReadingBack(update);
+        List<T> rows = new ArrayList<>(ids.size());
+        try (PreparedStatement ps = c.prepareStatement(readingBack.orElse(update))) {
             ps.setString(1, owner);
             ps.setLong(2, leaseMillis);
-            for (int i = 0; i < locked.size(); i++) {
-                ps.setLong(3 + i, locked.get(i));
+            for (int i = 0; i < ids.size(); i++) {
+                ps.setLong(3 + i, ids.get(i));
+            }
+            if (readingBack.isPresent()) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(reader.read(rs));
+                    }
+                }
+                if (rows.size() != ids.size()) {
+                    throw new IllegalStateException("claim locked " + ids.size() + " rows but updated " + rows.size());
+                }
+                return rows;
             }
             int updated = ps.executeUpdate();
-            if (updated != locked.size()) {
-                throw new IllegalStateException("claim locked " + locked.size() + " rows but updated " + updated);
+            if (updated != ids.size()) {
+                throw new IllegalStateException("claim locked " + ids.size() + " rows but updated " + updated);
             }
         }
-        List<T> rows = new ArrayList<>(locked.size());
         try (PreparedStatement ps =
                 c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE id IN (" + in + ")")) {
-            for (int i = 0; i < locked.size(); i++) {
-                ps.setLong(1 + i, locked.get(i));
+            for (int i = 0; i < ids.size(); i++) {
+                ps.setLong(1 + i, ids.get(i));
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

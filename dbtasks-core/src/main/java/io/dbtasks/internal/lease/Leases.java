@@ -82,7 +82,7 @@ public final class Leases {
     /**
      * @param claimable what this engine can run, read at each claim; a claim takes nothing else
      * @param limits the limits of a queue, read at each claim; a queue with any, or set fair, claims
-     *     within them and round robin over keys (see {@link KeyedClaim})
+     *     within them, in claim order or round robin over keys (see {@link KeyedClaim})
      * @param dependents what a workflow step's end does to its dependents
      */
     public Leases(
@@ -125,36 +125,99 @@ public final class Leases {
         if (!queueLimits.fair()) {
             heldBack.remove(queue);
         }
-        List<TaskRows.Claimed> claimed = !queueLimits.fair()
-                // A claim rolled back as a deadlock victim or a Galera certification failure committed
-                // nothing: it runs again at once, rather than a poll interval later.
-                ? Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
-                        "Claim from queue " + queue,
-                        c -> dialect.claim(
-                                c,
-                                queue,
-                                what,
-                                limit,
-                                config.workerId(),
-                                config.lease().toMillis(),
-                                rows::claimed)))
-                : keyed(
-                        queue,
-                        Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
-                                "Claim from queue " + queue + " within its limits, fair across keys",
-                                c -> keyedClaim.claim(
-                                        c,
-                                        queue,
-                                        what,
-                                        queueLimits,
-                                        limit,
-                                        config.workerId(),
-                                        config.lease().toMillis(),
-                                        rows::claimed))));
+        List<TaskRows.Claimed> claimed;
+        if (!queueLimits.fair()) {
+            // A claim rolled back as a deadlock victim or a Galera certification failure committed
+            // nothing: it runs again at once, rather than a poll interval later.
+            claimed = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
+                    "Claim from queue " + queue,
+                    c -> dialect.claim(
+                            c,
+                            queue,
+                            what,
+                            limit,
+                            config.workerId(),
+                            config.lease().toMillis(),
+                            rows::claimed)));
+            claimed = inClaimOrder(claimed);
+        } else if (queueLimits.inOrder() && !binding.contains(queue)) {
+            KeyedClaim.Result<TaskRows.Claimed> first = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
+                    "Claim from queue " + queue + " within its limits",
+                    c -> keyedClaim.claimInOrder(
+                            c,
+                            queue,
+                            what,
+                            queueLimits,
+                            limit,
+                            config.workerId(),
+                            config.lease().toMillis(),
+                            rows::claimed)));
+            claimed = inClaimOrder(first.rows());
+            if (first.heldBack()) {
+                // A limit binds: claims go round robin, which looks past keys at their limit, until
+                // one leaves nothing behind a limit; this one takes the rest that way at once.
+                binding.add(queue);
+                if (claimed.size() < limit) {
+                    claimed = new ArrayList<>(claimed);
+                    claimed.addAll(roundRobin(queue, what, queueLimits, limit - claimed.size()));
+                } else {
+                    heldBack.add(queue);
+                }
+            } else {
+                heldBack.remove(queue);
+            }
+        } else {
+            claimed = roundRobin(queue, what, queueLimits, limit);
+        }
         for (TaskRows.Claimed c : claimed) {
             events.task(TaskEvent.Type.CLAIMED, c.task(), null);
         }
         return claimed;
+    }
+
+    /**
+     * Queues with limits whose claims go round robin though they may go in order ({@link
+     * LimitSet#inOrder()}): a claim in order found a limit binding, and no round robin claim since has
+     * left nothing behind a limit.
+     */
+    private final Set<String> binding = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private List<TaskRows.Claimed> roundRobin(String queue, Claimable what, LimitSet queueLimits, int limit) {
+        KeyedClaim.Result<TaskRows.Claimed> result = Jdbc.retryingDeadlocks(() -> jdbc.withConnection(
+                "Claim from queue " + queue + " within its limits, fair across keys",
+                c -> keyedClaim.claim(
+                        c,
+                        queue,
+                        what,
+                        queueLimits,
+                        limit,
+                        config.workerId(),
+                        config.lease().toMillis(),
+                        rows::claimed)));
+        if (!result.heldBack()) {
+            binding.remove(queue);
+        }
+        return keyed(queue, result);
+    }
+
+    /** Claim order: priority first, then run time, then enqueue order. */
+    private static final java.util.Comparator<TaskRows.Claimed> CLAIM_ORDER = java.util.Comparator.comparingInt(
+                    (TaskRows.Claimed c) -> c.task().priority())
+            .reversed()
+            .thenComparing(c -> c.task().runAt())
+            .thenComparingLong(c -> c.task().id());
+
+    /**
+     * @return {@code claimed} sorted in claim order, the order the engine starts them in: the claim's
+     *     update returns its rows in no particular order
+     */
+    private static List<TaskRows.Claimed> inClaimOrder(List<TaskRows.Claimed> claimed) {
+        if (claimed.size() < 2) {
+            return claimed;
+        }
+        List<TaskRows.Claimed> sorted = new ArrayList<>(claimed);
+        sorted.sort(CLAIM_ORDER);
+        return sorted;
     }
 
     /** Queues whose last claim left due tasks behind a limit. */

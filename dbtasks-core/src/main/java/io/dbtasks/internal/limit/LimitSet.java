@@ -36,11 +36,22 @@ public final class LimitSet {
     }
 
     /**
-     * @return whether the queue's claims are fair across keys: it was set fair, or it has a limit; when
-     *     false its claims need not look at keys at all
+     * @return whether the queue's claims look at keys: it was set fair (round robin over keys), or it
+     *     has a limit; when false its claims need not look at keys at all
      */
     public boolean fair() {
         return fairQueue || !limits.isEmpty();
+    }
+
+    /**
+     * @return whether the queue's claims may take due tasks in claim order, counting only the keys they
+     *     take: it has limits, is not set fair, and every limit only bounds tasks running at once
+     *     (no rate, no FIFO, which need the round robin's per-key reads)
+     */
+    public boolean inOrder() {
+        return !fairQueue
+                && !limits.isEmpty()
+                && limits.stream().allMatch(l -> l.rate() == null && !l.fifo() && l.limitsRunning());
     }
 
     /** @return the queue's limits, most specific first */
