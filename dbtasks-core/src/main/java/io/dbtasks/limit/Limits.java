@@ -6,8 +6,9 @@ import java.util.Optional;
 /**
  * The concurrency and rate limits of the cluster, stored in {@code dbtasks_limit}.
  *
- * <p><b>The guarantee.</b> A claim that would start a task of a limited key locks the key's row
- * ({@code dbtasks_concurrency_key}) and counts the key's RUNNING tasks in the same transaction, so
+ * <p><b>The guarantee.</b> A claim that would start a task of a limited key locks the key (a
+ * transaction-level advisory lock on PostgreSQL, the key's row in {@code dbtasks_concurrency_key}
+ * on MariaDB and H2) and counts the key's RUNNING tasks in the same transaction, so
  * claims of one key on every engine take turns and never start more than the limit allows. A
  * RUNNING task counts until it leaves RUNNING: when its worker dies (or pauses past its lease) it
  * keeps its place until the rescue moves it back to PENDING, and a paused worker's late writes are

@@ -302,6 +302,23 @@ public interface Dialect {
     }
 
     /**
+     * How a claim locks concurrency keys where it does not lock their rows in {@code
+     * dbtasks_concurrency_key}: two queries over a queue (the first parameter) and an array of keys
+     * (the second), or empty where claims lock those rows (and create the missing ones).
+     *
+     * @param waiting locks every key, waiting for the transactions that hold one, in one fixed order
+     *     (so that two such claims never deadlock); its rows carry nothing
+     * @param trying locks the keys no other transaction holds, without waiting, and returns the others
+     *     (one column, the key)
+     */
+    record KeyLocks(String waiting, String trying) {}
+
+    /** @return this database's key locks, or empty: see {@link KeyLocks} */
+    default Optional<KeyLocks> keyLocks() {
+        return Optional.empty();
+    }
+
+    /**
      * @param update an UPDATE of the task table
      * @return the statement that runs {@code update} and reads the changed rows' {@link #TASK_COLUMNS}
      *     back as they are after it, or empty where the database cannot in one statement (MariaDB:

@@ -293,6 +293,34 @@ public final class PostgresDialect implements Dialect {
                 + " ORDER BY ord RETURNING " + GENERATED_COLUMNS);
     }
 
+    /**
+     * The first key of the transaction-level advisory locks of concurrency keys (the two-integer
+     * form, whose lock space does not overlap the single-bigint one): an application's own advisory
+     * locks meet these only if they use this number as their first key.
+     */
+    public static final int KEY_LOCK_SPACE = 0x64627463; // "dbtc"
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL, transaction-level advisory locks on {@code (KEY_LOCK_SPACE, hashtext(queue,
+     * key))}, released at commit or rollback (also behind PgBouncer in transaction mode): a row lock
+     * writes the row and logs it in the WAL, and a claim that starts one task of each of a hundred
+     * keys spent more on those writes than on the claim itself. Two keys whose hashes meet share a
+     * lock, which makes their claims take turns and nothing worse. The waiting form locks in hash
+     * order: the subquery's ORDER BY (with DISTINCT it is not flattened into the outer query) fixes
+     * the order in which the outer query calls the lock function.
+     */
+    @Override
+    public Optional<KeyLocks> keyLocks() {
+        String hash = "hashtext(?::text || chr(1) || k)";
+        return Optional.of(new KeyLocks(
+                "SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT " + hash
+                        + " AS h FROM unnest(?::text[]) AS k ORDER BY h) s",
+                "SELECT k FROM (SELECT ?::text AS q, k FROM unnest(?::text[]) AS k) s WHERE NOT"
+                        + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(q || chr(1) || k))"));
+    }
+
     @Override
     public Optional<String> updateReadingBack(String update) {
         return Optional.of(update + " RETURNING " + TASK_COLUMNS);

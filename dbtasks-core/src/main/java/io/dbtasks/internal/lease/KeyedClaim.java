@@ -42,11 +42,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *       claim order, through the per-key claim index, and the due tasks without a key among the first
  *       few of the queue. Keys at their limit cost their probe and nothing more, whatever their
  *       backlog.
- *   <li>Lock the row of each limited key among them ({@code dbtasks_concurrency_key}, created on first
- *       use), skipping rows another claim holds: that claim starts what the key has room for. Every
- *       claim that starts a task of a key holds that row until it commits, so claims of one key take
- *       turns on every engine, and engines that read the same candidates share out the keys instead
- *       of queueing for them.
+ *   <li>Lock each limited key among them, skipping keys another claim holds: that claim starts what
+ *       the key has room for. A key's lock is its row in {@code dbtasks_concurrency_key} (created on
+ *       first use), or where the database has them a transaction-level advisory lock ({@link
+ *       Dialect#keyLocks()}, PostgreSQL). Every claim that starts a task of a key holds that lock
+ *       until it commits, so claims of one key take turns on every engine, and engines that read the
+ *       same candidates share out the keys instead of queueing for them.
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
  *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
@@ -165,15 +166,17 @@ final class KeyedClaim {
      * <ol>
      *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
      *       the plain claim reads them.
-     *   <li>Lock the rows of their limited keys in key order, waiting for a claim that holds one (it
-     *       commits within its claim); the same order in every claim leaves no deadlock between them.
+     *   <li>Lock their limited keys in one fixed order, waiting for a claim that holds one (it commits
+     *       within its claim); the same order in every claim leaves no deadlock between them. A key's
+     *       lock is its row in {@code dbtasks_concurrency_key}, or where the database has them a
+     *       transaction-level advisory lock ({@link Dialect#keyLocks()}).
      *   <li>Count those keys' RUNNING tasks, in a statement begun after the locks were granted, so that
      *       it sees every claim of those keys committed before (READ COMMITTED).
      *   <li>Start the locked tasks in claim order while their key has room; the others stay PENDING
      *       (their row locks end with the transaction).
      * </ol>
      *
-     * <p>Every claim that starts a task of a limited key holds the key's row from before its count to
+     * <p>Every claim that starts a task of a limited key holds the key's lock from before its count to
      * its commit, in this claim and in {@link #claim}, so no two claims of a key count at once. Four
      * statements whatever the number of keys, against the round robin's reads of the keys with due
      * tasks and their first tasks.
@@ -254,6 +257,19 @@ final class KeyedClaim {
      * one, and creates the missing ones (an insert locks its row).
      */
     private void lockKeysWaiting(Connection c, String queue, Set<String> keys) throws SQLException {
+        java.util.Optional<Dialect.KeyLocks> locks = dialect.keyLocks();
+        if (locks.isPresent()) {
+            try (PreparedStatement ps = c.prepareStatement(locks.get().waiting())) {
+                ps.setString(1, queue);
+                ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        // one row per lock taken
+                    }
+                }
+            }
+            return;
+        }
         Set<String> found = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
                 + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ") ORDER BY concurrency_key"
@@ -691,6 +707,20 @@ final class KeyedClaim {
      * @return the keys another transaction holds, not locked here
      */
     private Set<String> lockKeys(Connection c, String queue, Set<String> keys) throws SQLException {
+        java.util.Optional<Dialect.KeyLocks> locks = dialect.keyLocks();
+        if (locks.isPresent()) {
+            Set<String> busy = new HashSet<>();
+            try (PreparedStatement ps = c.prepareStatement(locks.get().trying())) {
+                ps.setString(1, queue);
+                ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        busy.add(rs.getString(1));
+                    }
+                }
+            }
+            return busy;
+        }
         Set<String> found = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
                 + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ")"
