@@ -313,6 +313,31 @@ public interface Dialect {
      */
     record KeyLocks(String waiting, String trying) {}
 
+    /**
+     * The claim in claim order within limits in two statements, where the database can.
+     *
+     * @param lockAndRead locks the first due tasks ({@code FOR UPDATE SKIP LOCKED}) and then every
+     *     concurrency key among them as {@link KeyLocks#waiting()} does; binds the due condition's
+     *     parameters ({@link #bindDue}), the limit, the queue; returns {@code id, concurrency_key} in
+     *     claim order
+     * @param countAndStart counts the RUNNING tasks of the limited keys (begun after the key locks were
+     *     granted, so it sees every claim of them committed before) and starts the locked tasks whose
+     *     key has room, in claim order; binds the locked tasks' ids ({@code bigint[]}), keys ({@code
+     *     text[]}) and limits ({@code int[]}, null where none applies) in claim order, the queue, the
+     *     limited keys ({@code text[]}), then the owner and the lease in milliseconds; returns the
+     *     started rows' {@link #TASK_COLUMNS}
+     */
+    record InOrderClaim(String lockAndRead, String countAndStart) {}
+
+    /**
+     * @param claimable what the claiming engine can run
+     * @return the two statements of a claim in claim order within limits, or empty where the claim
+     *     takes one statement per step
+     */
+    default Optional<InOrderClaim> inOrderClaim(Claimable claimable) {
+        return Optional.empty();
+    }
+
     /** @return this database's key locks, or empty: see {@link KeyLocks} */
     default Optional<KeyLocks> keyLocks() {
         return Optional.empty();

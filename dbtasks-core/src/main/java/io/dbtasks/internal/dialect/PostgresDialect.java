@@ -321,6 +321,36 @@ public final class PostgresDialect implements Dialect {
                         + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(q || chr(1) || k))"));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL the key locks ride in the locking read (a CTE of volatile calls is evaluated
+     * once, in full, before the outer query's first row), and the count, the pick per key and the
+     * update are one statement: two round trips and the commit, against the one of a queue without
+     * limits. The keys locked are every key among the due tasks, limited or not.
+     */
+    @Override
+    public Optional<InOrderClaim> inOrderClaim(Claimable claimable) {
+        String lockAndRead = "WITH due AS (SELECT id, concurrency_key FROM dbtasks_task WHERE "
+                + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED),"
+                + " locked AS (SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT"
+                + " hashtext(?::text || chr(1) || concurrency_key) AS h FROM due WHERE concurrency_key IS NOT NULL"
+                + " ORDER BY h) s)"
+                + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) >= 0";
+        String countAndStart = "WITH c AS (SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[]) WITH ORDINALITY"
+                + " AS c(id, k, lim, ord)),"
+                + " r AS (SELECT concurrency_key AS k, COUNT(*) AS n FROM dbtasks_task WHERE status = "
+                + Dialect.status(TaskStatus.RUNNING) + " AND queue = ? AND concurrency_key = ANY(?::text[])"
+                + " GROUP BY concurrency_key),"
+                + " p AS (SELECT c.id FROM (SELECT c.id, c.k, c.lim, row_number() OVER (PARTITION BY c.k ORDER BY"
+                + " c.ord) AS rn FROM c) c LEFT JOIN r ON r.k = c.k WHERE c.lim IS NULL OR c.rn <= c.lim -"
+                + " COALESCE(r.n, 0))"
+                + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE status = "
+                + Dialect.status(TaskStatus.PENDING) + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING "
+                + TASK_COLUMNS;
+        return Optional.of(new InOrderClaim(lockAndRead, countAndStart));
+    }
+
     @Override
     public Optional<String> updateReadingBack(String update) {
         return Optional.of(update + " RETURNING " + TASK_COLUMNS);

@@ -198,6 +198,13 @@ final class KeyedClaim {
         c.setAutoCommit(false);
         try {
             dialect.readCommittedTransaction(c);
+            java.util.Optional<Dialect.InOrderClaim> twoStatements = dialect.inOrderClaim(claimable);
+            if (twoStatements.isPresent()) {
+                Result<T> result = claimInOrder(
+                        c, twoStatements.get(), queue, claimable, limits, limit, owner, leaseMillis, reader);
+                c.commit();
+                return result;
+            }
             List<Candidate> due = new ArrayList<>(limit);
             try (PreparedStatement ps = c.prepareStatement("SELECT id, concurrency_key FROM dbtasks_task WHERE "
                     + dialect.dueCondition(claimable) + " ORDER BY " + dialect.claimOrder() + " LIMIT ?"
@@ -250,6 +257,63 @@ final class KeyedClaim {
         } finally {
             c.setAutoCommit(autoCommit);
         }
+    }
+
+    /** {@link #claimInOrder} where the database does it in two statements; see {@link Dialect.InOrderClaim}. */
+    private <T> Result<T> claimInOrder(
+            Connection c,
+            Dialect.InOrderClaim sql,
+            String queue,
+            Claimable claimable,
+            LimitSet limits,
+            int limit,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader)
+            throws SQLException {
+        List<Long> ids = new ArrayList<>(limit);
+        List<String> keys = new ArrayList<>(limit);
+        try (PreparedStatement ps = c.prepareStatement(sql.lockAndRead())) {
+            int i = dialect.bindDue(ps, 1, queue, claimable);
+            ps.setInt(i++, limit);
+            ps.setString(i, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getLong(1));
+                    keys.add(rs.getString(2));
+                }
+            }
+        }
+        if (ids.isEmpty()) {
+            return new Result<>(List.of(), false);
+        }
+        Integer[] caps = new Integer[ids.size()];
+        Set<String> limited = new TreeSet<>();
+        for (int k = 0; k < ids.size(); k++) {
+            String key = keys.get(k);
+            Limit l = key == null ? null : limits.forKey(key).orElse(null);
+            if (l != null) {
+                caps[k] = l.maxRunning();
+                limited.add(key);
+            }
+        }
+        List<T> rows = new ArrayList<>(ids.size());
+        try (PreparedStatement ps = c.prepareStatement(sql.countAndStart())) {
+            ps.setArray(1, c.createArrayOf("bigint", ids.toArray()));
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.setArray(3, c.createArrayOf("integer", caps));
+            ps.setString(4, queue);
+            ps.setArray(5, c.createArrayOf("text", limited.toArray()));
+            ps.setString(6, owner);
+            ps.setLong(7, leaseMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(reader.read(rs));
+                }
+            }
+        }
+        // Every locked task was PENDING and due: those not started were left by their key's limit.
+        return new Result<>(rows, rows.size() < ids.size());
     }
 
     /**
