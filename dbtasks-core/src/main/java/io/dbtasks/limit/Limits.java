@@ -30,9 +30,9 @@ import java.util.Optional;
  *
  * <p><b>The cost.</b> A queue without limits, and not {@linkplain #setFair set fair}, claims with one
  * statement as before. A queue whose limits only bound tasks running at once (no rate, no FIFO), not
- * set fair, claims in priority and due-time order across keys in one transaction of four statements
- * (the first due tasks locked, their limited keys' rows locked, those keys' RUNNING tasks counted,
- * the tasks with room started). When a key at its limit leaves a task behind, the engine's claims of
+ * set fair, claims in priority and due-time order across keys in one short transaction: the first due
+ * tasks locked, their limited keys locked, those keys' RUNNING tasks counted, the tasks with room
+ * started (two statements on PostgreSQL, five on MariaDB and H2). When a key at its limit leaves a task behind, the engine's claims of
  * that queue go round robin (below) until one leaves nothing behind a limit, so a key at its limit
  * never holds back the others. A queue set fair, or with a rate or FIFO limit, always claims round
  * robin, in one transaction of a few more statements (the keys with PENDING tasks, their first due

@@ -13,7 +13,7 @@ import java.util.Objects;
  * starts up to {@code starts} tasks at once, then its next as each earlier start leaves the window.
  *
  * <p><b>Why a sliding log.</b> The claim keeps the start times of each rate-limited key in the last
- * window ({@code dbtasks_rate_start}, one row per start), counts them under the key's row lock,
+ * window ({@code dbtasks_rate_start}, one row per start), counts them under the key's lock,
  * starts at most what the window leaves, and deletes the starts that left it. The alternatives were
  * weighed against the guarantee above:
  *

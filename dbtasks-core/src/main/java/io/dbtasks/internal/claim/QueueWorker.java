@@ -221,9 +221,13 @@ public final class QueueWorker implements Runnable {
         return slots + claimAhead() - active - waiting.size();
     }
 
-    /** How many tasks may wait claimed ahead, from the average handler time. Guarded by this. */
+    /**
+     * How many tasks may wait claimed ahead, from the average handler time; none while the last claim
+     * left tasks behind a limit (a task claimed ahead is RUNNING and counts against its key's limit
+     * while it waits for a slot). Guarded by this.
+     */
     private int claimAhead() {
-        if (averageNanos < 0 || !config.claimAhead()) {
+        if (averageNanos < 0 || !config.claimAhead() || wakeOnRelease) {
             return 0;
         }
         double horizon = TimeUnit.MILLISECONDS.toNanos(CLAIM_AHEAD_HORIZON_MILLIS);

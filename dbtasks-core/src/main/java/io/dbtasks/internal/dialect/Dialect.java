@@ -303,23 +303,23 @@ public interface Dialect {
 
     /**
      * How a claim locks concurrency keys where it does not lock their rows in {@code
-     * dbtasks_concurrency_key}: two queries over a queue (the first parameter) and an array of keys
-     * (the second), or empty where claims lock those rows (and create the missing ones).
+     * dbtasks_concurrency_key}.
      *
-     * @param waiting locks every key, waiting for the transactions that hold one, in one fixed order
-     *     (so that two such claims never deadlock); its rows carry nothing
-     * @param trying locks the keys no other transaction holds, without waiting, and returns the others
-     *     (one column, the key)
+     * @param trying a query over a queue (the first parameter) and an array of keys (the second) that
+     *     locks the keys no other transaction holds, without waiting, and returns the others (one
+     *     column, the key)
      */
-    record KeyLocks(String waiting, String trying) {}
+    record KeyLocks(String trying) {}
 
     /**
      * The claim in claim order within limits in two statements, where the database can.
      *
-     * @param lockAndRead locks the first due tasks ({@code FOR UPDATE SKIP LOCKED}) and then every
-     *     concurrency key among them as {@link KeyLocks#waiting()} does; binds the due condition's
-     *     parameters ({@link #bindDue}), the limit, the queue; returns {@code id, concurrency_key} in
-     *     claim order
+     * @param lockAndRead locks the first due tasks ({@code FOR UPDATE SKIP LOCKED}) and then the
+     *     limited concurrency keys among them, waiting for transactions that hold one, in one fixed
+     *     order (so that two such claims never deadlock); binds the due condition's parameters
+     *     ({@link #bindDue}), the limit, the queue, and the limited keys as {@code LIKE} patterns
+     *     ({@code text[]}, see {@link #likePattern}); returns {@code id, concurrency_key} in claim
+     *     order
      * @param countAndStart counts the RUNNING tasks of the limited keys (begun after the key locks were
      *     granted, so it sees every claim of them committed before) and starts the locked tasks whose
      *     key has room, in claim order; binds the locked tasks' ids ({@code bigint[]}), keys ({@code
@@ -336,6 +336,22 @@ public interface Dialect {
      */
     default Optional<InOrderClaim> inOrderClaim(Claimable claimable) {
         return Optional.empty();
+    }
+
+    /**
+     * @param keyPattern a limit's key pattern: an exact key, or {@code *} for any run of characters
+     * @return the same as a {@code LIKE} pattern with the default escape character (backslash)
+     */
+    static String likePattern(String keyPattern) {
+        StringBuilder like = new StringBuilder(keyPattern.length() + 4);
+        for (char ch : keyPattern.toCharArray()) {
+            switch (ch) {
+                case '\\', '%', '_' -> like.append('\\').append(ch);
+                case '*' -> like.append('%');
+                default -> like.append(ch);
+            }
+        }
+        return like.toString();
     }
 
     /** @return this database's key locks, or empty: see {@link KeyLocks} */

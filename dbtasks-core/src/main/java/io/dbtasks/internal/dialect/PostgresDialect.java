@@ -307,36 +307,34 @@ public final class PostgresDialect implements Dialect {
      * key))}, released at commit or rollback (also behind PgBouncer in transaction mode): a row lock
      * writes the row and logs it in the WAL, and a claim that starts one task of each of a hundred
      * keys spent more on those writes than on the claim itself. Two keys whose hashes meet share a
-     * lock, which makes their claims take turns and nothing worse. The waiting form locks in hash
-     * order: the subquery's ORDER BY (with DISTINCT it is not flattened into the outer query) fixes
-     * the order in which the outer query calls the lock function.
+     * lock, which makes their claims take turns and nothing worse. Each lock takes an entry of the
+     * server's shared lock table ({@code max_locks_per_transaction} times {@code max_connections}
+     * entries) until the claim commits: one per limited key a claim starts, at most its claim batch.
      */
     @Override
     public Optional<KeyLocks> keyLocks() {
-        String hash = "hashtext(?::text || chr(1) || k)";
-        return Optional.of(new KeyLocks(
-                "SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT " + hash
-                        + " AS h FROM unnest(?::text[]) AS k ORDER BY h) s",
-                "SELECT k FROM (SELECT ?::text AS q, k FROM unnest(?::text[]) AS k) s WHERE NOT"
-                        + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(q || chr(1) || k))"));
+        return Optional.of(new KeyLocks("SELECT k FROM (SELECT ?::text AS q, k FROM unnest(?::text[]) AS k) s WHERE NOT"
+                + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(q || chr(1) || k))"));
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>On PostgreSQL the key locks ride in the locking read (a CTE of volatile calls is evaluated
-     * once, in full, before the outer query's first row), and the count, the pick per key and the
-     * update are one statement: two round trips and the commit, against the one of a queue without
-     * limits. The keys locked are every key among the due tasks, limited or not.
+     * <p>On PostgreSQL the key locks ride in the locking read: the outer query's one-time filter
+     * counts every row of the CTE of lock calls before it returns a row, and that CTE locks in hash
+     * order (its subquery's ORDER BY, with DISTINCT, is not flattened into it, so it fixes the order
+     * of the calls). The count, the pick per key and the update are one statement: two round trips
+     * and the commit, against the one of a queue without limits.
      */
     @Override
     public Optional<InOrderClaim> inOrderClaim(Claimable claimable) {
-        String lockAndRead = "WITH due AS (SELECT id, concurrency_key FROM dbtasks_task WHERE "
+        String lockAndRead = "WITH due AS (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
                 + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " locked AS (SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT"
-                + " hashtext(?::text || chr(1) || concurrency_key) AS h FROM due WHERE concurrency_key IS NOT NULL"
-                + " ORDER BY h) s)"
-                + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) >= 0";
+                + " hashtext(?::text || chr(1) || concurrency_key) AS h FROM due WHERE concurrency_key LIKE"
+                + " ANY(?::text[]) ORDER BY h) s)"
+                + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) >= 0 ORDER BY "
+                + CLAIM_ORDER;
         String countAndStart = "WITH c AS (SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[]) WITH ORDINALITY"
                 + " AS c(id, k, lim, ord)),"
                 + " r AS (SELECT concurrency_key AS k, COUNT(*) AS n FROM dbtasks_task WHERE status = "
@@ -349,6 +347,39 @@ public final class PostgresDialect implements Dialect {
                 + Dialect.status(TaskStatus.PENDING) + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING "
                 + TASK_COLUMNS;
         return Optional.of(new InOrderClaim(lockAndRead, countAndStart));
+    }
+
+    /**
+     * Whether the transactions of this engine's connections need an explicit READ COMMITTED: unknown
+     * (null) until the first keyed claim asks the server, then whether the level it found was
+     * stricter (a pool or database configured for REPEATABLE READ or SERIALIZABLE).
+     */
+    private volatile Boolean explicitReadCommitted;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL READ COMMITTED is the default, and a keyed claim counts a key's RUNNING tasks
+     * in a statement begun after the key's lock was granted, which sees the claims committed before
+     * it only under that level. The first call asks the server for the level of the transaction just
+     * begun ({@code SHOW}, which takes no snapshot); only where it is stricter does this and every
+     * later call set the level with {@code SET TRANSACTION}, one round trip more per claim.
+     */
+    @Override
+    public void readCommittedTransaction(Connection c) throws SQLException {
+        Boolean explicit = explicitReadCommitted;
+        if (explicit == null) {
+            try (java.sql.Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SHOW transaction_isolation")) {
+                explicit = rs.next() && !"read committed".equalsIgnoreCase(rs.getString(1));
+            }
+            explicitReadCommitted = explicit;
+        }
+        if (explicit) {
+            try (java.sql.Statement s = c.createStatement()) {
+                s.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            }
+        }
     }
 
     @Override

@@ -166,10 +166,12 @@ final class KeyedClaim {
      * <ol>
      *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
      *       the plain claim reads them.
-     *   <li>Lock their limited keys in one fixed order, waiting for a claim that holds one (it commits
-     *       within its claim); the same order in every claim leaves no deadlock between them. A key's
-     *       lock is its row in {@code dbtasks_concurrency_key}, or where the database has them a
-     *       transaction-level advisory lock ({@link Dialect#keyLocks()}).
+     *   <li>Lock their limited keys, waiting for a claim that holds one (it commits within its claim).
+     *       On PostgreSQL these are transaction-level advisory locks taken in hash order ({@link
+     *       Dialect#inOrderClaim}), so such claims never deadlock. Elsewhere a key's lock is its row in
+     *       {@code dbtasks_concurrency_key}: the existing rows are locked in key order, then the
+     *       missing ones created (an insert locks its row); at a key's first use two claims may
+     *       deadlock there, and the database rolls one back, which runs again.
      *   <li>Count those keys' RUNNING tasks, in a statement begun after the locks were granted, so that
      *       it sees every claim of those keys committed before (READ COMMITTED).
      *   <li>Start the locked tasks in claim order while their key has room; the others stay PENDING
@@ -276,7 +278,15 @@ final class KeyedClaim {
         try (PreparedStatement ps = c.prepareStatement(sql.lockAndRead())) {
             int i = dialect.bindDue(ps, 1, queue, claimable);
             ps.setInt(i++, limit);
-            ps.setString(i, queue);
+            ps.setString(i++, queue);
+            ps.setArray(
+                    i,
+                    c.createArrayOf(
+                            "text",
+                            limits.limits().stream()
+                                    .map(l -> Dialect.likePattern(l.keyPattern()))
+                                    .distinct()
+                                    .toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     ids.add(rs.getLong(1));
@@ -317,23 +327,12 @@ final class KeyedClaim {
     }
 
     /**
-     * Locks the row of each of {@code keys} in key order, waiting for other transactions that hold
-     * one, and creates the missing ones (an insert locks its row).
+     * Locks the row of each of {@code keys}, waiting for other transactions that hold one: the existing
+     * rows in key order, then the missing ones created (an insert locks its row). Where rows are
+     * created meanwhile the order can differ between two claims, and a deadlock (rolled back and run
+     * again by the caller) is possible at a key's first use.
      */
     private void lockKeysWaiting(Connection c, String queue, Set<String> keys) throws SQLException {
-        java.util.Optional<Dialect.KeyLocks> locks = dialect.keyLocks();
-        if (locks.isPresent()) {
-            try (PreparedStatement ps = c.prepareStatement(locks.get().waiting())) {
-                ps.setString(1, queue);
-                ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        // one row per lock taken
-                    }
-                }
-            }
-            return;
-        }
         Set<String> found = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
                 + " WHERE queue = ? AND concurrency_key IN (" + marks(keys.size()) + ") ORDER BY concurrency_key"

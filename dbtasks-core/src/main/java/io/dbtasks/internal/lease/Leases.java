@@ -157,11 +157,22 @@ public final class Leases {
                 // A limit binds: claims go round robin, which looks past keys at their limit, until
                 // one leaves nothing behind a limit; this one takes the rest that way at once.
                 binding.add(queue);
+                heldBack.add(queue);
                 if (claimed.size() < limit) {
-                    claimed = new ArrayList<>(claimed);
-                    claimed.addAll(roundRobin(queue, what, queueLimits, limit - claimed.size()));
-                } else {
-                    heldBack.add(queue);
+                    // The claim above has committed: its tasks are this engine's now, whatever the
+                    // second claim does. A failure of that one is logged and the loop comes back.
+                    try {
+                        List<TaskRows.Claimed> rest = roundRobin(queue, what, queueLimits, limit - claimed.size());
+                        claimed = new ArrayList<>(claimed);
+                        claimed.addAll(rest);
+                    } catch (RuntimeException e) {
+                        log.warn(
+                                "Claim from queue {} round robin after a claim in order failed; starting the {}"
+                                        + " task(s) claimed",
+                                queue,
+                                claimed.size(),
+                                e);
+                    }
                 }
             } else {
                 heldBack.remove(queue);

@@ -23,8 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * from the sliding log of its starts ({@code dbtasks_rate_start}); see {@link Rate} for the
  * guarantee and why a log.
  *
- * <p>The protocol, inside the claim's transaction and under each key's row lock (which every claim
- * that starts a task of the key holds until it commits):
+ * <p>The protocol, inside the claim's transaction and under each key's lock (its row, or on
+ * PostgreSQL an advisory lock; every claim that starts a task of the key holds it until it commits):
  *
  * <ol>
  *   <li>{@link #room}: delete the key's starts older than the window by the database clock, count
@@ -123,9 +123,9 @@ public final class RateWindow {
 
     /**
      * How many starts each rate-limited key among {@code keys} may make now; prunes their logs. Call
-     * with the keys' row locks held, in the claim's transaction.
+     * with the keys' locks held, in the claim's transaction.
      *
-     * @param keys keys whose row this transaction holds
+     * @param keys keys whose lock this transaction holds
      * @param began when the claim began ({@link System#nanoTime()})
      * @return by key, for those of {@code keys} whose limit has a rate only: the starts left in the
      *     window (0 or more)

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
  * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
  * for a later sweep, so the sweep never makes a claim wait, and a claim that finds a row gone creates
- * it again. It deletes the logged starts of rate-limited keys once they have left every window.
+ * it again (MariaDB and H2; PostgreSQL's claims lock keys with advisory locks and leave no rows, so
+ * there the sweep only removes rows earlier versions left). It deletes the logged starts of rate-limited keys once they have left every window.
  */
 public final class TaskRetention {
     static final String LOCK = "dbtasks.retention";
@@ -317,7 +318,8 @@ public final class TaskRetention {
     /**
      * Deletes the rows of concurrency keys with no PENDING or RUNNING task, in batches; rows another
      * transaction holds (a claim of the key) are skipped. A task of the key enqueued meanwhile is
-     * safe: no claim starts it without the key's row, which the claim creates again.
+     * safe: no claim starts it without the key's lock, the row that the claim creates again or, on
+     * PostgreSQL, an advisory lock.
      *
      * @return how many rows were deleted
      */
