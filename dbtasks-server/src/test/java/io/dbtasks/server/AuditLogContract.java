@@ -95,7 +95,9 @@ abstract class AuditLogContract {
                         "POST /dashboard/schedules/{name}/resume",
                         "POST /dashboard/definitions/{code}/run",
                         "POST /dashboard/batches/{id}/retry",
-                        "POST /dashboard/queues/pause");
+                        "POST /dashboard/queues/pause",
+                        "POST /dashboard/limits",
+                        "POST /dashboard/limits/delete");
         int sent = 0;
         long start = lastId();
         for (String user : List.of("admin", "operator", "viewer")) {
