@@ -226,7 +226,11 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
         assertThat(t.oldWorker().find(t.id())).contains(t.settled());
         assertThat(t.oldWorker().attempts(t.id())).hasSize(2);
         eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        // Either engine's rescue may move the expired lease (the old worker's first sweep runs at its
+        // start, and on a loaded machine after the test expired the lease): RESCUED is not the old
+        // worker's failure, and is left out; nothing else may follow its lost lease.
         assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .filteredOn(type -> type != TaskEvent.Type.RESCUED)
                 .containsExactly(
                         TaskEvent.Type.ENQUEUED,
                         TaskEvent.Type.CLAIMED,
@@ -246,7 +250,11 @@ public abstract class ClaimAndLeaseContract extends EngineHarness {
                 .extracting(Attempt::outcome)
                 .containsExactly(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.SUCCEEDED);
         eventually().until(() -> oldWorkerEvents.has(TaskEvent.Type.LEASE_LOST, t.id(), t.oldToken()));
+        // Either engine's rescue may move the expired lease (the old worker's first sweep runs at its
+        // start, and on a loaded machine after the test expired the lease): RESCUED is not the old
+        // worker's failure, and is left out; nothing else may follow its lost lease.
         assertThat(oldWorkerEvents.types(t.id(), "old-owner"))
+                .filteredOn(type -> type != TaskEvent.Type.RESCUED)
                 .containsExactly(
                         TaskEvent.Type.ENQUEUED,
                         TaskEvent.Type.CLAIMED,
