@@ -51,6 +51,7 @@ start=$(date +%s)
   -Dchaos.patroni.pgbouncer="${CHAOS_PATRONI_PGBOUNCER-session,transaction}" \
   -Dchaos.limits.tasks="${CHAOS_LIMITS_TASKS:-6000}" -Dchaos.limits.keys="${CHAOS_LIMITS_KEYS:-16}" \
   -Dchaos.limits.workers="${CHAOS_LIMITS_WORKERS:-4}" -Dchaos.limits.faults="${CHAOS_LIMITS_FAULTS:-10}" \
+  -Dchaos.callback.rounds="${CHAOS_CALLBACK_ROUNDS:-5}" \
   -Dchaos.report="$report" "$@"
 echo "== chaos report ($(( $(date +%s) - start )) s in all)"
 cat "$report"

@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * chunk's effect must exist once.
  */
 class BatchCallbackKillTest {
-    private static final int ROUNDS = Integer.getInteger("chaos.callback.rounds", 5);
+    private static final int ROUNDS = Integer.getInteger("chaos.callback.rounds", 3);
     private static final int CHUNKS = 6;
 
     @ParameterizedTest
