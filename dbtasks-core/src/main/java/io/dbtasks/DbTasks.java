@@ -263,8 +263,15 @@ public final class DbTasks implements AutoCloseable {
     }
 
     /**
-     * Task counts by queue and state, with each queue's earliest PENDING run time: one aggregate
-     * over the whole task table, so meant for a background refresh, not per request.
+     * Task counts by queue and state, with each queue's earliest PENDING run time. Live states
+     * (PENDING, RUNNING, WAITING) are counted from their rows; finished ones from the hourly counts
+     * the engine keeps ({@link #countHistory}) plus the rows finished since the newest counted hour,
+     * so the cost follows the live tasks and the last hour or so of history, not the size of the
+     * history. Every count is exact as of one snapshot: a counted hour stays exact when retention,
+     * a retry or a delete removes tasks from it. Until the first hour is counted, the finished rows
+     * are counted whole. Meant for a background refresh, not per request.
+     *
+     * <p>Thread-safe.
      *
      * @return one entry per (queue, state) that has tasks, in no particular order
      * @throws DbTasksException if the database fails
@@ -736,6 +743,25 @@ public final class DbTasks implements AutoCloseable {
      */
     public long sweepRetention() {
         return engine.sweepRetention();
+    }
+
+    /**
+     * Counts finished tasks per hour now, on the calling thread, without taking the cluster-wide
+     * lock ({@code dbtasks.history-counts}) that started engines take for the same work every few
+     * minutes. Closed hours (ended at least five minutes ago by the database clock) not yet counted
+     * are counted oldest first, each in its own short transaction, up to {@code maxHours} of them;
+     * hours without a finished task cost nothing. {@link #stateCounts()} then reads the counts of
+     * these hours instead of their rows. For tests, operators and engines without workers.
+     *
+     * <p>Thread-safe; concurrent calls count each hour once.
+     *
+     * @param maxHours the most hours to count in this call, at least 1
+     * @return how many hours were counted; fewer than {@code maxHours} once every closed hour is
+     * @throws IllegalArgumentException if {@code maxHours} is below 1
+     * @throws DbTasksException if the database fails; hours counted before it stay counted
+     */
+    public int countHistory(int maxHours) {
+        return engine.countHistory(maxHours);
     }
 
     /**

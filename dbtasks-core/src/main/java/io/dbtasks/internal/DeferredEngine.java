@@ -309,6 +309,10 @@ public final class DeferredEngine {
         return ready().sweepRetention();
     }
 
+    public int countHistory(int maxHours) {
+        return ready().countHistory(maxHours);
+    }
+
     public Enqueuer enqueuer() {
         return ready().enqueuer();
     }

@@ -28,6 +28,7 @@ import io.dbtasks.internal.lease.ForeignTaskWatch;
 import io.dbtasks.internal.lease.Leases;
 import io.dbtasks.internal.limit.JdbcLimits;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
+import io.dbtasks.internal.maintenance.HistoryRollup;
 import io.dbtasks.internal.maintenance.QueueTableVacuum;
 import io.dbtasks.internal.maintenance.TaskRetention;
 import io.dbtasks.internal.once.GuardRescue;
@@ -143,6 +144,7 @@ public final class Engine {
     private final QueueControl queueControl;
     private final JdbcLimits limits;
     private final TaskRetention retention;
+    private final HistoryRollup historyRollup;
 
     private final Map<String, List<QueueWorker>> workers = new ConcurrentHashMap<>();
     private final RunningSet running = new RunningSet();
@@ -229,6 +231,8 @@ public final class Engine {
                 settings.guardRetention(),
                 settings.inboxRetention());
 
+        this.historyRollup = new HistoryRollup(jdbc, dialect, locks);
+
         List<BackgroundService> parts = new ArrayList<>();
         if (config.queues().isEmpty()) {
             this.executor = null;
@@ -281,6 +285,7 @@ public final class Engine {
             if (vacuum.applies() && config.vacuumInterval().toMillis() > 0) {
                 parts.add(vacuum(vacuum));
             }
+            parts.add(periodic("history counts", historyRollup::run, HistoryRollup.INTERVAL.toMillis()));
             long retentionEvery = settings.retentionInterval().toMillis();
             if (retentionEvery > 0) {
                 parts.add(periodic("retention", retention::run, retentionEvery));
@@ -637,6 +642,17 @@ public final class Engine {
      */
     public long sweepRetention() {
         return retention.sweep();
+    }
+
+    /**
+     * Counts closed hours of finished tasks now, on the calling thread, without the cluster lock;
+     * for tests and operators.
+     *
+     * @param maxHours the most hours to count
+     * @return hours counted
+     */
+    public int countHistory(int maxHours) {
+        return historyRollup.rollUp(maxHours);
     }
 
     /** Runs a job definition for a schedule slot in the slot task's transaction. */

@@ -150,6 +150,8 @@ public enum TestDatabase {
                     "dbtasks_concurrency_key",
                     "dbtasks_fair_queue",
                     "dbtasks_rate_start",
+                    "dbtasks_history_count",
+                    "dbtasks_history_hour",
                     "dbtasks_worker")) {
                 try {
                     s.executeUpdate("DELETE FROM " + table);

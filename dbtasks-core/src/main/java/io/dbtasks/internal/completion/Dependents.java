@@ -32,7 +32,8 @@ import java.util.function.Consumer;
  * edge is CANCEL (their {@code blocked_by} naming it, their {@code last_error} the reason), which in
  * turn ends their own dependents. A step with RUN_IF_ANY_FAILED edges is released only if one of
  * those dependencies did not succeed, and cancelled otherwise. A step whose counter reaches 0 while WAITING moves to PENDING, due at once (or at its
- * own later {@code run_at}). The dependents' rows are locked by key in id order before they are
+ * own later {@code run_at}). A step revived from CANCELLED leaves its hour's count of finished tasks
+ * in the same transaction ({@link HistoryCounts#subtract}). The dependents' rows are locked by key in id order before they are
  * changed, so concurrent settles of two dependencies of one step count down one after the other.
  *
  * <p>Thread-safe: no state besides its collaborators.
@@ -60,6 +61,7 @@ public final class Dependents {
     private final TaskUpdate skipped;
 
     private final Consumer<String> wake;
+    private final HistoryCounts history;
 
     /**
      * @param dialect the database's dialect
@@ -68,6 +70,7 @@ public final class Dependents {
     public Dependents(Dialect dialect, Consumer<String> wake) {
         this.dialect = dialect;
         this.wake = wake;
+        this.history = new HistoryCounts(dialect);
         TaskUpdate update = new TaskUpdate(dialect);
         this.countDown = update.set("waiting_for = ?").and("id = ?");
         this.release = update.to(TaskStatus.PENDING)
@@ -96,7 +99,7 @@ public final class Dependents {
     private record Edge(long taskId, long dependsOn, String onFailure) {}
 
     /** A dependent's row as locked. */
-    private record Waiter(long id, String queue, TaskStatus status, int waitingFor) {}
+    private record Waiter(long id, String queue, TaskStatus status, int waitingFor, java.time.Instant finishedAt) {}
 
     /**
      * Applies the end of steps to their dependents, on {@code c}, in its transaction.
@@ -229,6 +232,9 @@ public final class Dependents {
                     if (!TaskUpdate.checked(revive.run(c, dependent, blocker), "revival of " + dependent)) {
                         continue;
                     }
+                    Map<HistoryCounts.Key, Long> revived = new HashMap<>();
+                    HistoryCounts.add(revived, w.queue(), w.status(), w.finishedAt());
+                    history.subtract(c, revived);
                     if (w.waitingFor() <= 0
                             && TaskUpdate.checked(release.run(c, dependent), "release of " + dependent)) {
                         queues.add(w.queue());
@@ -397,7 +403,7 @@ public final class Dependents {
         List<Long> sorted = new ArrayList<>(ids);
         Collections.sort(sorted);
         Map<Long, Waiter> rows = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, queue, status, waiting_for FROM "
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, queue, status, waiting_for, finished_at FROM "
                 + dialect.taskTableByKey() + " WHERE id IN (" + marks(sorted.size()) + ") ORDER BY id"
                 + dialect.forUpdate())) {
             bind(ps, sorted);
@@ -406,7 +412,11 @@ public final class Dependents {
                     rows.put(
                             rs.getLong(1),
                             new Waiter(
-                                    rs.getLong(1), rs.getString(2), TaskStatus.valueOf(rs.getString(3)), rs.getInt(4)));
+                                    rs.getLong(1),
+                                    rs.getString(2),
+                                    TaskStatus.valueOf(rs.getString(3)),
+                                    rs.getInt(4),
+                                    dialect.getInstant(rs, "finished_at")));
                 }
             }
         }

@@ -3,6 +3,7 @@ package io.dbtasks.internal.maintenance;
 import io.dbtasks.DbTasksException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.inbox.Inbox;
+import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
@@ -14,6 +15,7 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * retention, on the engine's scheduler. One engine of the cluster at a time sweeps (lease lock
  * {@value #LOCK}). Tasks go in batches of {@value Retention#BATCH}, each its own short transaction:
  * the batch's ids are locked with {@code FOR UPDATE SKIP LOCKED} on the finished-task index
- * (status, finished_at), their attempts and then the tasks are deleted by id. Age is by the
+ * (status, finished_at), their attempts and then the tasks are deleted by id, and the batch's rows
+ * are subtracted from the hourly counts of finished tasks in the same transaction ({@link
+ * HistoryCounts#subtract}), so a counted hour stays exact. Age is by the
  * database clock. After each batch the sweep pauses as long as the batch took, so it takes at
  * most about half of the database time it could and leaves the rest to claims and completions
  * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md).
@@ -48,6 +52,7 @@ public final class TaskRetention {
     private final Map<TaskStatus, Duration> taskAges;
     private final Duration guardAge;
     private final Duration inboxAge;
+    private final HistoryCounts history;
 
     public TaskRetention(
             Jdbc jdbc,
@@ -66,6 +71,7 @@ public final class TaskRetention {
         this.taskAges = taskAges;
         this.guardAge = guardAge;
         this.inboxAge = inboxAge;
+        this.history = new HistoryCounts(dialect);
     }
 
     /** One sweep, if this engine gets the lock; failures are logged and retried at the next run. */
@@ -186,7 +192,9 @@ public final class TaskRetention {
             throws java.sql.SQLException {
         Map<Long, List<Long>> steps = new java.util.TreeMap<>();
         java.util.Set<Long> keep = new java.util.HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT t.id, t.workflow_id, " + isOld + " FROM "
+        Map<Long, Object[]> finished = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT t.id, t.workflow_id, " + isOld
+                + " AS is_old, t.queue, t.status, t.finished_at FROM "
                 + "dbtasks_task t WHERE t.workflow_id IN (" + marks(workflows.size()) + ") ORDER BY t.id"
                 + dialect.forUpdate())) {
             int i = 1;
@@ -202,6 +210,9 @@ public final class TaskRetention {
                     if (rs.getInt(3) == 0) {
                         keep.add(rs.getLong(2));
                     }
+                    finished.put(rs.getLong(1), new Object[] {
+                        rs.getString(4), TaskStatus.valueOf(rs.getString(5)), dialect.getInstant(rs, "finished_at")
+                    });
                 }
             }
         }
@@ -233,6 +244,12 @@ public final class TaskRetention {
                 bind(ps, ids);
                 deleted = ps.executeUpdate();
             }
+            Map<HistoryCounts.Key, Long> removed = new HashMap<>();
+            for (long id : ids) {
+                Object[] row = finished.get(id);
+                HistoryCounts.add(removed, (String) row[0], (TaskStatus) row[1], (java.time.Instant) row[2]);
+            }
+            history.subtract(c, removed);
         }
         if (!gone.isEmpty()) {
             try (PreparedStatement ps =
@@ -255,7 +272,7 @@ public final class TaskRetention {
         }
         // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index.
         // Workflow steps go only with their whole workflow (deleteWorkflows).
-        String select = "SELECT id FROM dbtasks_task WHERE status = '" + status.name()
+        String select = "SELECT id, queue, finished_at FROM dbtasks_task WHERE status = '" + status.name()
                 + "' AND finished_at < " + dialect.nowPlusMillis() + " AND workflow_id IS NULL LIMIT ?"
                 + dialect.forUpdateSkipLocked();
         long total = 0;
@@ -265,12 +282,14 @@ public final class TaskRetention {
             int[] batch = jdbc.inTransaction("Retention of " + status + " tasks", c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
+                Map<HistoryCounts.Key, Long> removed = new HashMap<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
                     ps.setLong(1, -age.toMillis());
                     ps.setInt(2, Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));
+                            HistoryCounts.add(removed, rs.getString(2), status, dialect.getInstant(rs, "finished_at"));
                         }
                     }
                 }
@@ -288,6 +307,12 @@ public final class TaskRetention {
                     bind(ps, ids);
                     deleted = ps.executeUpdate();
                 }
+                // The rows are locked: every one selected is deleted, and leaves its hour's count.
+                if (deleted != ids.size()) {
+                    throw new IllegalStateException(
+                            "retention deleted " + deleted + " of " + ids.size() + " tasks it had locked");
+                }
+                history.subtract(c, removed);
                 return new int[] {ids.size(), deleted};
             });
             found = batch[0];

@@ -5,6 +5,7 @@ import io.dbtasks.Task;
 import io.dbtasks.TaskNotFoundException;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.completion.Dependents;
+import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.completion.TaskUpdate;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.support.Jdbc;
@@ -12,14 +13,18 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
  * Operator actions. Each is one guarded {@link TaskUpdate} whose WHERE clause states the allowed
  * source states;
  * when it changes 0 rows the task is read to say whether it is missing (404) or in a state that
- * does not allow the action (409).
+ * does not allow the action (409). An action that takes a task out of a finished state (retry, run
+ * now of a finished task, delete) subtracts it from its hour's count in the same transaction when
+ * that hour is counted ({@link HistoryCounts#subtract}).
  */
 public final class TaskOperations {
     private final Jdbc jdbc;
@@ -41,6 +46,7 @@ public final class TaskOperations {
     private final TaskUpdate rewait;
 
     private final Dialect dialect;
+    private final HistoryCounts history;
 
     public TaskOperations(Jdbc jdbc, Dialect dialect, TaskQueries queries, Consumer<String> wake) {
         this(jdbc, dialect, queries, wake, new Dependents(dialect, wake));
@@ -81,6 +87,7 @@ public final class TaskOperations {
         // more attempt, so that a workflow step keeps its dependencies and revives its dependents.
         this.runNow = update.set("run_at = " + now).whereIn(TaskStatus.PENDING).and("id = ?");
         this.dialect = dialect;
+        this.history = new HistoryCounts(dialect);
     }
 
     public Task retry(long id, int additionalAttempts) {
@@ -104,8 +111,23 @@ public final class TaskOperations {
      */
     private int retryIn(java.sql.Connection c, long id, int additionalAttempts, java.util.Set<String> released)
             throws java.sql.SQLException {
+        Map<HistoryCounts.Key, Long> removed = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT queue, status, finished_at FROM "
+                + dialect.taskTableByKey() + " WHERE id = ?" + dialect.forUpdate())) {
+            ps.setLong(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    HistoryCounts.add(
+                            removed,
+                            rs.getString(1),
+                            TaskStatus.valueOf(rs.getString(2)),
+                            dialect.getInstant(rs, "finished_at"));
+                }
+            }
+        }
         int updated = retryFinished.run(c, additionalAttempts, id);
         if (updated == 1) {
+            history.subtract(c, removed);
             rewait.run(c, id);
             dependents.retried(c, id, released);
         }
@@ -141,14 +163,22 @@ public final class TaskOperations {
     public Task delete(long id) {
         Task task = queries.find(id).orElseThrow(() -> new TaskNotFoundException("No task has id " + id));
         List<String> waiting = new ArrayList<>();
-        int n = jdbc.inTransaction("Delete task " + id, c -> {
+        // A deadlock victim's transaction was rolled back whole, so it may run again.
+        int n = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Delete task " + id, c -> {
+            waiting.clear();
             String status = null;
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT status FROM " + dialect.taskTableByKey() + " WHERE id = ?" + dialect.forUpdate())) {
+            Map<HistoryCounts.Key, Long> removed = new HashMap<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT status, queue, finished_at FROM "
+                    + dialect.taskTableByKey() + " WHERE id = ?" + dialect.forUpdate())) {
                 ps.setLong(1, id);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         status = rs.getString(1);
+                        HistoryCounts.add(
+                                removed,
+                                rs.getString(2),
+                                TaskStatus.valueOf(status),
+                                dialect.getInstant(rs, "finished_at"));
                     }
                 }
             }
@@ -177,6 +207,7 @@ public final class TaskOperations {
                 ps.setLong(1, id);
                 deleted = ps.executeUpdate();
             }
+            history.subtract(c, removed);
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id = ?")) {
                 ps.setLong(1, id);
                 ps.executeUpdate();
@@ -188,7 +219,7 @@ public final class TaskOperations {
                 ps.executeUpdate();
             }
             return deleted;
-        });
+        }));
         if (!waiting.isEmpty()) {
             throw new IllegalTransitionException(
                     "Cannot delete task " + id + " while it is " + task.status() + ": workflow steps "

@@ -9,6 +9,7 @@ import io.dbtasks.TaskSlice;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.TaskSummary;
 import io.dbtasks.ToolTable;
+import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.PayloadSql;
 import io.dbtasks.internal.support.Jdbc;
@@ -61,11 +62,13 @@ public final class TaskSearches {
     private final Jdbc jdbc;
     private final Dialect dialect;
     private final TaskRows rows;
+    private final HistoryCounts history;
 
     TaskSearches(Jdbc jdbc, Dialect dialect) {
         this.jdbc = jdbc;
         this.dialect = dialect;
         this.rows = new TaskRows(dialect);
+        this.history = new HistoryCounts(dialect);
     }
 
     /** Reads one row of a search result. */
@@ -406,21 +409,66 @@ public final class TaskSearches {
 
     // --- overview ---------------------------------------------------------------------------------
 
+    /**
+     * Task counts by queue and state without scanning history: the live states (PENDING, RUNNING,
+     * WAITING) counted from the task table through its (status, queue) index, the finished ones
+     * from the hourly counts ({@code dbtasks_history_count}) before the end of the newest counted
+     * hour plus the finished rows at or after it, one range of the (status, finished_at) index per
+     * state. Until an hour is counted, the finished rows are counted from the task table whole. One
+     * statement, so one snapshot: a rollup or a subtraction committing meanwhile is seen whole or
+     * not at all.
+     *
+     * @return one entry per (queue, state) with tasks, in no particular order
+     */
     public List<QueueStateCount> stateCounts() {
         return jdbc.withConnection("Count tasks by queue and state", c -> {
-            List<QueueStateCount> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                            "SELECT queue, status, COUNT(*) AS n, MIN(CASE WHEN status = 'PENDING' THEN run_at END)"
-                                    + " AS earliest FROM dbtasks_task GROUP BY queue, status");
-                    ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new QueueStateCount(
-                            rs.getString("queue"),
-                            TaskStatus.valueOf(rs.getString("status")),
-                            rs.getLong("n"),
-                            dialect.getInstant(rs, "earliest")));
+            Instant countedUpTo = history.countedUpTo(c);
+            StringBuilder sql = new StringBuilder("SELECT queue, status, COUNT(*) AS n,"
+                    + " MIN(CASE WHEN status = 'PENDING' THEN run_at END) AS earliest FROM dbtasks_task"
+                    + " WHERE status IN (" + Dialect.status(TaskStatus.PENDING) + ", "
+                    + Dialect.status(TaskStatus.RUNNING) + ", " + Dialect.status(TaskStatus.WAITING) + ")"
+                    + " GROUP BY queue, status");
+            if (countedUpTo != null) {
+                sql.append(" UNION ALL SELECT queue, status, SUM(n), NULL FROM dbtasks_history_count"
+                        + " WHERE hour_start < ? GROUP BY queue, status");
+            }
+            for (TaskStatus status : HistoryCounts.FINISHED) {
+                // The state inlined, so PostgreSQL matches the partial finished-task index.
+                sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE status = ")
+                        .append(Dialect.status(status))
+                        .append(countedUpTo == null ? "" : " AND finished_at >= ?")
+                        .append(" GROUP BY queue, status");
+            }
+            Map<String, long[]> totals = new LinkedHashMap<>();
+            Map<String, Instant> earliest = new java.util.HashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+                if (countedUpTo != null) {
+                    for (int i = 1; i <= 1 + HistoryCounts.FINISHED.size(); i++) {
+                        dialect.setInstant(ps, i, countedUpTo);
+                    }
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        String key = rs.getString(2) + ' ' + rs.getString(1);
+                        totals.computeIfAbsent(key, k -> new long[1])[0] += rs.getLong(3);
+                        Instant first = dialect.getInstant(rs, "earliest");
+                        if (first != null) {
+                            earliest.put(key, first);
+                        }
+                    }
                 }
             }
+            List<QueueStateCount> out = new ArrayList<>();
+            totals.forEach((key, n) -> {
+                if (n[0] > 0) {
+                    int space = key.indexOf(' ');
+                    out.add(new QueueStateCount(
+                            key.substring(space + 1),
+                            TaskStatus.valueOf(key.substring(0, space)),
+                            n[0],
+                            earliest.get(key)));
+                }
+            });
             return out;
         });
     }

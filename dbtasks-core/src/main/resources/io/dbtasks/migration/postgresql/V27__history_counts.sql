@@ -1,0 +1,18 @@
+-- Counts of finished tasks per hour of finished_at, kept by the engine's maintenance so the
+-- overview (stateCounts) never scans history. An hour is counted once it has closed; its marker
+-- row in dbtasks_history_hour (counted_at set) says so. A marker with counted_at NULL is an hour
+-- not yet counted: an operator action that sends a finished task back or deletes it creates and
+-- locks its hour's marker, so it and the rollup of that hour happen one after the other and the
+-- action subtracts from the counts exactly when the hour was counted before it.
+CREATE TABLE dbtasks_history_hour (
+    hour_start  TIMESTAMPTZ NOT NULL PRIMARY KEY,
+    counted_at  TIMESTAMPTZ
+);
+
+CREATE TABLE dbtasks_history_count (
+    hour_start  TIMESTAMPTZ  NOT NULL,
+    queue       VARCHAR(200) NOT NULL,
+    status      VARCHAR(16)  NOT NULL,
+    n           BIGINT       NOT NULL,
+    PRIMARY KEY (hour_start, queue, status)
+);
