@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
             "Measures dbtasks on one database: burn-down, enqueue, latency, scale and soak, each against the"
                     + " best plain-JDBC ceiling of a sweep over threads and batch sizes, db-scheduler and JobRunr"
                     + " in the same run; recurring schedules beside Quartz.",
-            "It TRUNCATES dbtasks_task and dbtasks_attempt: point it at a dedicated database."
+            "It TRUNCATES dbtasks_task, dbtasks_attempt and the history counts: point it at a dedicated database."
         })
 public final class BenchCommand implements Callable<Integer> {
     private static final Map<String, Scenario> SCENARIOS = List.of(

@@ -48,11 +48,15 @@ final class TaskTable {
         }
     }
 
-    /** Deletes every task and attempt. */
+    /** Deletes every task and attempt, and the hourly counts of finished tasks with them. */
     void reset() throws SQLException {
         List<String> sql = db == Database.POSTGRESQL
-                ? List.of("TRUNCATE dbtasks_task, dbtasks_attempt")
-                : List.of("TRUNCATE TABLE dbtasks_attempt", "TRUNCATE TABLE dbtasks_task");
+                ? List.of("TRUNCATE dbtasks_task, dbtasks_attempt, dbtasks_history_count, dbtasks_history_hour")
+                : List.of(
+                        "TRUNCATE TABLE dbtasks_attempt",
+                        "TRUNCATE TABLE dbtasks_task",
+                        "TRUNCATE TABLE dbtasks_history_count",
+                        "TRUNCATE TABLE dbtasks_history_hour");
         execute(sql);
     }
 
