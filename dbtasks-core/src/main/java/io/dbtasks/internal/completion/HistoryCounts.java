@@ -32,8 +32,9 @@ import java.util.TreeSet;
  * commit: a rollup that waited for the marker counts the changed row as it now is (READ COMMITTED:
  * its count statement starts after the lock), an action that waited subtracts what the rollup
  * counted. Creating the marker is what makes the action wait for a rollup whose marker insert is
- * not yet committed (an absent row locks nothing). Lock order is task rows, then markers in hour
- * order; the rollup locks no task row.
+ * not yet committed (an absent row locks nothing); writing it, not only reading it with a lock, is
+ * what makes two of them on different Galera nodes conflict. Lock order is task rows, then markers
+ * in hour order; the rollup locks no task row.
  *
  * <p>The hot path writes nothing here: a task that finishes lands in the current hour, which is
  * counted only once it has closed and {@link #GRACE} has passed, so a settle that began inside the
@@ -154,38 +155,48 @@ public final class HistoryCounts {
 
     /**
      * Creates {@code hour}'s marker if it is missing (not counted) and locks it until {@code c}'s
-     * transaction ends. The locking read comes first: on MariaDB an INSERT that finds the key takes
-     * a shared lock, and two transactions upgrading theirs to the exclusive one deadlock; only a
-     * marker not there yet is inserted (the new row is the inserter's alone), and read again.
+     * transaction ends, by writing it ({@code changes + 1}): a write, not only a locking read, so
+     * that on Galera two such transactions on different nodes conflict at certification as they
+     * wait for each other on one node. An existing marker is updated first: on MariaDB an INSERT
+     * that finds the key takes a shared lock, and two transactions upgrading theirs deadlock; only
+     * a marker not there yet is inserted (the new row is the inserter's alone).
      *
      * @return whether the hour is counted
      */
     private boolean lockHour(Connection c, Instant hour) throws SQLException {
-        Boolean counted = lockedMarker(c, hour);
-        if (counted != null) {
-            return counted;
+        if (!touch(c, hour)) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO dbtasks_history_hour (hour_start, counted_at, changes) VALUES (?, NULL, 0)"
+                            + dialect.onConflictDoNothing())) {
+                dialect.setInstant(ps, 1, hour);
+                if (dialect.insertIfAbsent(ps)) {
+                    return false;
+                }
+            }
+            if (!touch(c, hour)) {
+                throw new IllegalStateException("the marker of hour " + hour + " vanished");
+            }
         }
-        try (PreparedStatement ps =
-                c.prepareStatement("INSERT INTO dbtasks_history_hour (hour_start, counted_at) VALUES (?, NULL)"
-                        + dialect.onConflictDoNothing())) {
-            dialect.setInstant(ps, 1, hour);
-            dialect.insertIfAbsent(ps);
-        }
-        counted = lockedMarker(c, hour);
-        if (counted == null) {
-            throw new IllegalStateException("the marker of hour " + hour + " vanished");
-        }
-        return counted;
-    }
-
-    /** @return whether the locked marker says counted, or {@code null} if there is no marker */
-    private Boolean lockedMarker(Connection c, Instant hour) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT counted_at FROM dbtasks_history_hour WHERE hour_start = ?" + dialect.forUpdate())) {
             dialect.setInstant(ps, 1, hour);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? dialect.getInstant(rs, "counted_at") != null : null;
+                rs.next();
+                return dialect.getInstant(rs, "counted_at") != null;
             }
+        }
+    }
+
+    /** @return whether {@code hour}'s marker exists; if so it is written and locked */
+    private boolean touch(Connection c, Instant hour) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE dbtasks_history_hour SET changes = changes + 1 WHERE hour_start = ?")) {
+            dialect.setInstant(ps, 1, hour);
+            int rows = ps.executeUpdate();
+            if (rows > 1) {
+                throw new IllegalStateException("the marker of hour " + hour + " is " + rows + " rows");
+            }
+            return rows == 1;
         }
     }
 

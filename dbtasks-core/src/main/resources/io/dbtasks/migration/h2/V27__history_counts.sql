@@ -1,7 +1,8 @@
 -- Counts of finished tasks per hour of finished_at; see the PostgreSQL migration.
 CREATE TABLE dbtasks_history_hour (
     hour_start  TIMESTAMP(6) WITH TIME ZONE NOT NULL PRIMARY KEY,
-    counted_at  TIMESTAMP(6) WITH TIME ZONE
+    counted_at  TIMESTAMP(6) WITH TIME ZONE,
+    changes     BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE dbtasks_history_count (

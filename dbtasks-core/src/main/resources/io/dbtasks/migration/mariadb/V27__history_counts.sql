@@ -3,7 +3,8 @@
 -- as dbtasks_task.queue does.
 CREATE TABLE dbtasks_history_hour (
     hour_start  DATETIME(6) NOT NULL PRIMARY KEY,
-    counted_at  DATETIME(6)
+    counted_at  DATETIME(6),
+    changes     BIGINT NOT NULL DEFAULT 0
 ) ENGINE = InnoDB;
 
 CREATE TABLE dbtasks_history_count (

@@ -3,10 +3,13 @@
 -- row in dbtasks_history_hour (counted_at set) says so. A marker with counted_at NULL is an hour
 -- not yet counted: an operator action that sends a finished task back or deletes it creates and
 -- locks its hour's marker, so it and the rollup of that hour happen one after the other and the
--- action subtracts from the counts exactly when the hour was counted before it.
+-- action subtracts from the counts exactly when the hour was counted before it. Each of them writes
+-- the marker (changes + 1, or counted_at), so that on a Galera cluster two of them on different
+-- nodes conflict at certification as they wait for each other on one node.
 CREATE TABLE dbtasks_history_hour (
     hour_start  TIMESTAMPTZ NOT NULL PRIMARY KEY,
-    counted_at  TIMESTAMPTZ
+    counted_at  TIMESTAMPTZ,
+    changes     BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE dbtasks_history_count (
