@@ -411,7 +411,7 @@ public final class TaskSearches {
 
     /**
      * Task counts by queue and state without scanning history: the live states (PENDING, RUNNING,
-     * WAITING) counted from the task table through its (status, queue) index, the finished ones
+     * WAITING) counted from the task table, one index range per state, the finished ones
      * from the hourly counts ({@code dbtasks_history_count}) before the end of the newest counted
      * hour plus the finished rows at or after it, one range of the (status, finished_at) index per
      * state. Until an hour is counted, the finished rows are counted from the task table whole. One
@@ -423,11 +423,16 @@ public final class TaskSearches {
     public List<QueueStateCount> stateCounts() {
         return jdbc.withConnection("Count tasks by queue and state", c -> {
             Instant countedUpTo = history.countedUpTo(c);
-            StringBuilder sql = new StringBuilder("SELECT queue, status, COUNT(*) AS n,"
-                    + " MIN(CASE WHEN status = 'PENDING' THEN run_at END) AS earliest FROM dbtasks_task"
-                    + " WHERE status IN (" + Dialect.status(TaskStatus.PENDING) + ", "
-                    + Dialect.status(TaskStatus.RUNNING) + ", " + Dialect.status(TaskStatus.WAITING) + ")"
+            // One branch per state, its literal inlined, so that each reads its own index (PostgreSQL:
+            // the partial claim, rescue and waiting indexes) and never the finished rows.
+            StringBuilder sql = new StringBuilder("SELECT queue, status, COUNT(*) AS n, MIN(run_at) AS earliest"
+                    + " FROM dbtasks_task WHERE status = " + Dialect.status(TaskStatus.PENDING)
                     + " GROUP BY queue, status");
+            for (TaskStatus live : List.of(TaskStatus.RUNNING, TaskStatus.WAITING)) {
+                sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE status = ")
+                        .append(Dialect.status(live))
+                        .append(" GROUP BY queue, status");
+            }
             if (countedUpTo != null) {
                 sql.append(" UNION ALL SELECT queue, status, SUM(n), NULL FROM dbtasks_history_count"
                         + " WHERE hour_start < ? GROUP BY queue, status");
