@@ -47,6 +47,7 @@ public final class BenchCommand implements Callable<Integer> {
                     new QuartzScheduleScenario(),
                     new RetentionScenario(),
                     new HistoryScenario(),
+                    new HistoryDesignsScenario(),
                     new WorkflowScenario(),
                     new LimitsScenario())
             .stream()

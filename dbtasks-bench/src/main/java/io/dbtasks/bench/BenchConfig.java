@@ -109,6 +109,7 @@ record BenchConfig(
             "quartz",
             "retention",
             "history",
+            "history-designs",
             "workflows",
             "limits");
 

@@ -57,6 +57,20 @@ final class HistoryLoader {
      * @return the attempt rows inserted
      */
     long load(long n) throws SQLException {
+        long before = maxId("dbtasks_task");
+        insertTasks("dbtasks_task", n);
+        long after = maxId("dbtasks_task");
+        return loadAttempts(before, after);
+    }
+
+    /**
+     * Inserts {@code n} finished tasks, without attempts, into {@code table}, which has the task
+     * table's columns.
+     *
+     * @param table the table to fill
+     * @param n tasks, at least 1
+     */
+    void insertTasks(String table, long n) throws SQLException {
         long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
         long stepMillis = Math.max(1, SPAN_MILLIS / n);
         String finished = db.millisAgo("(" + n + " - g.n) * " + stepMillis);
@@ -64,7 +78,7 @@ final class HistoryLoader {
                 + " ELSE 'CANCELLED' END";
         String attempt = "CASE WHEN MOD(g.n, 100) < 90 THEN (CASE WHEN MOD(g.n, 10) = 3 THEN 2 ELSE 1 END)"
                 + " WHEN MOD(g.n, 100) < 97 THEN 3 ELSE 0 END";
-        String sql = "INSERT INTO dbtasks_task (queue, kind, idempotency_key, reference, status, priority, attempt,"
+        String sql = "INSERT INTO " + table + " (queue, kind, idempotency_key, reference, status, priority, attempt,"
                 + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter,"
                 + " run_at, created_at, updated_at, started_at, finished_at, last_error)"
                 + " SELECT CONCAT('bench-h', MOD(g.n, " + QUEUES + ")), CONCAT('bench.h', MOD(g.n * 7, " + KINDS
@@ -74,7 +88,6 @@ final class HistoryLoader {
                 + finished + ", " + finished + ", " + finished
                 + ", CASE WHEN MOD(g.n, 100) BETWEEN 90 AND 96 THEN 'java.lang.IllegalStateException: bench failure'"
                 + " END FROM ";
-        long before = maxId("dbtasks_task");
         try (Connection c = dataSource.getConnection();
                 Statement s = c.createStatement()) {
             for (long done = 0; done < n; done += chunk) {
@@ -82,8 +95,6 @@ final class HistoryLoader {
                 s.executeUpdate(sql + db.range(done + 1, to));
             }
         }
-        long after = maxId("dbtasks_task");
-        return loadAttempts(before, after);
     }
 
     /** One attempt row per attempt of the tasks with {@code from < id <= to}. */

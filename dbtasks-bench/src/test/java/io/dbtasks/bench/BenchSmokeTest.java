@@ -38,17 +38,30 @@ class BenchSmokeTest {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         this.db = db;
         boolean server = db != TestDatabase.H2;
-        int code = BenchCommand.execute(
-                "--url",
-                server ? db.url() : H2_URL,
-                "--smoke",
-                "--wipe", // the test database holds other tests' tasks
-                "--processes",
-                server ? "1,2" : "1",
-                "--out",
-                out.toString());
+        // The run's stderr goes to the console as usual and, kept, into the failure message: a
+        // scenario that throws is then named in the test report, not only in the console log.
+        java.io.ByteArrayOutputStream errors = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream console = System.err;
+        System.setErr(new java.io.PrintStream(new TeeStream(console, errors), true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = BenchCommand.execute(
+                    "--url",
+                    server ? db.url() : H2_URL,
+                    "--smoke",
+                    "--wipe", // the test database holds other tests' tasks
+                    "--processes",
+                    server ? "1,2" : "1",
+                    "--out",
+                    out.toString());
+        } finally {
+            System.setErr(console);
+        }
 
-        assertThat(code).isZero();
+        String stderr = errors.toString(StandardCharsets.UTF_8);
+        assertThat(code)
+                .as("exit code; stderr ends with:%n%s", stderr.substring(Math.max(0, stderr.length() - 6000)))
+                .isZero();
         String id = db.name().toLowerCase(Locale.ROOT);
         List<String> lines = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8);
         assertThat(lines.get(0)).isEqualTo(String.join(",", Report.COLUMNS));
@@ -101,6 +114,34 @@ class BenchSmokeTest {
                     "QRTZ_CALENDARS")) {
                 s.execute("DROP TABLE IF EXISTS " + table);
             }
+        }
+    }
+
+    /** Writes to two streams. */
+    private static final class TeeStream extends java.io.OutputStream {
+        private final java.io.OutputStream a;
+        private final java.io.OutputStream b;
+
+        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
+            this.a = a;
+            this.b = b;
+        }
+
+        @Override
+        public synchronized void write(int x) throws java.io.IOException {
+            a.write(x);
+            b.write(x);
+        }
+
+        @Override
+        public synchronized void write(byte[] bytes, int off, int len) throws java.io.IOException {
+            a.write(bytes, off, len);
+            b.write(bytes, off, len);
+        }
+
+        @Override
+        public void flush() throws java.io.IOException {
+            a.flush();
         }
     }
 

@@ -44,7 +44,7 @@ public final class Retention {
         int total = 0;
         int locked;
         do {
-            int[] batch = jdbc.inTransaction("Retention of " + table, c -> {
+            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + table, c -> {
                 dialect.readCommittedTransaction(c);
                 List<Object[]> rows = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
@@ -78,7 +78,7 @@ public final class Retention {
                     }
                 }
                 return new int[] {rows.size(), deleted};
-            });
+            }));
             locked = batch[0];
             total += batch[1];
         } while (locked == BATCH);

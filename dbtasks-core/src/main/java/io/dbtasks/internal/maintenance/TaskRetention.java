@@ -32,7 +32,10 @@ import org.slf4j.LoggerFactory;
  * HistoryCounts#subtract}), so a counted hour stays exact. Age is by the
  * database clock. After each batch the sweep pauses as long as the batch took, so it takes at
  * most about half of the database time it could and leaves the rest to claims and completions
- * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md).
+ * (an unpaced sweep slows a burn-down beside it markedly; see BENCHMARKS.md). A batch the database
+ * rolls back as a deadlock victim (a claim or settle locking the same index range on MariaDB) runs
+ * again ({@link Jdbc#retryingDeadlocks}): it deletes only what it locked itself, so running it again
+ * is safe, and a sweep called through the API does not fail on a conflict the database resolved.
  *
  * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
  * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
@@ -179,7 +182,8 @@ public final class TaskRetention {
             }
             after = workflows.get(workflows.size() - 1);
             long batchStart = System.nanoTime();
-            total += jdbc.inTransaction("Retention of finished workflows", c -> deleteWhole(c, workflows, isOld, ages));
+            total += Jdbc.retryingDeadlocks(() ->
+                    jdbc.inTransaction("Retention of finished workflows", c -> deleteWhole(c, workflows, isOld, ages)));
             if (workflows.size() < Retention.BATCH) {
                 return total;
             }
@@ -279,7 +283,7 @@ public final class TaskRetention {
         int found;
         do {
             long batchStart = System.nanoTime();
-            int[] batch = jdbc.inTransaction("Retention of " + status + " tasks", c -> {
+            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + status + " tasks", c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
                 Map<HistoryCounts.Key, Long> removed = new HashMap<>();
@@ -314,7 +318,7 @@ public final class TaskRetention {
                 }
                 history.subtract(c, removed);
                 return new int[] {ids.size(), deleted};
-            });
+            }));
             found = batch[0];
             total += batch[1];
             if (found == Retention.BATCH) {
@@ -358,7 +362,7 @@ public final class TaskRetention {
         int total = 0;
         int found;
         do {
-            int[] batch = jdbc.inTransaction("Retention of idle concurrency keys", c -> {
+            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of idle concurrency keys", c -> {
                 dialect.readCommittedTransaction(c);
                 List<String[]> keys = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
@@ -383,7 +387,7 @@ public final class TaskRetention {
                     }
                 }
                 return new int[] {keys.size(), deleted};
-            });
+            }));
             found = batch[0];
             total += batch[1];
         } while (found == Retention.BATCH);
