@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 /**
  * An application user that is not the schema's owner and enqueues with table privileges only (all a
  * PostgreSQL identity column needs) keeps enqueueing, creating workflows, batches and jobs once the
- * ids become sequence defaults (migration V25). The schema is a private one, first on the pools'
- * search path, migrated to V20 (the last before V25) before the grants, then to the end.
+ * ids become sequence defaults (migration V25), and counts history in the tables V27 adds. The
+ * schema is a private one, first on the pools' search path, migrated to V20 (the last before V25)
+ * before the grants, then to the end.
  */
 class IdSequenceGrantsUpgradeTest {
     private static final String SCHEMA = "id_grants_probe";
@@ -79,6 +80,28 @@ class IdSequenceGrantsUpgradeTest {
                                     TaskRequest.builder("probe").build()))
                             .size())
                     .isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aUserThatReadAndSettledTasksBeforeTheMigrationCountsHistoryAfterIt() throws SQLException {
+        try (HikariDataSource owner = pool(null);
+                Connection c = owner.getConnection();
+                Statement s = c.createStatement()) {
+            // A task that finished three hours ago: its hour is closed and can be counted.
+            s.execute("INSERT INTO dbtasks_task (queue, kind, status, attempt, max_attempts, backoff,"
+                    + " backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter, run_at, created_at,"
+                    + " updated_at, finished_at) VALUES ('default', 'probe', 'SUCCEEDED', 1, 3, 'FIXED', 1000, 1000,"
+                    + " 1.0, 0.0, now(), now(), now(), now() - INTERVAL '3 hours')");
+        }
+        try (HikariDataSource app = pool(NOT_OWNER);
+                DbTasks tasks =
+                        DbTasks.builder(app).migrate(false).workers(false).build()) {
+            assertThat(tasks.countHistory(10)).as("hours counted").isEqualTo(1);
+            assertThat(tasks.stateCounts())
+                    .anyMatch(q -> q.queue().equals("default")
+                            && q.status() == io.dbtasks.TaskStatus.SUCCEEDED
+                            && q.count() == 1);
         }
     }
 

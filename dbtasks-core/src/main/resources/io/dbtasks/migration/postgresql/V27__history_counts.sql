@@ -19,3 +19,22 @@ CREATE TABLE dbtasks_history_count (
     n           BIGINT       NOT NULL,
     PRIMARY KEY (hour_start, queue, status)
 );
+
+-- Roles that read or change tasks without owning the table (an application user next to the one
+-- that migrates) read and change the counts the same way: each gets on the new tables the
+-- privileges it holds on dbtasks_task.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT a.grantee, a.privilege_type
+        FROM pg_class c
+        CROSS JOIN LATERAL aclexplode(c.relacl) AS a
+        WHERE c.oid = to_regclass('dbtasks_task') AND a.grantee <> c.relowner
+          AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
+    LOOP
+        EXECUTE format('GRANT %s ON dbtasks_history_hour, dbtasks_history_count TO %s', g.privilege_type,
+            CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+    END LOOP;
+END $$;
