@@ -1,6 +1,7 @@
 package io.dbtasks.limit;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -23,6 +24,20 @@ import java.util.Optional;
  * any window of the rate's period: the same claim, under the same key lock, counts the key's logged
  * starts in the window and logs the starts it makes in its own transaction; see {@link Rate}.
  *
+ * <p><b>Queue-wide rates.</b> A queue may also have one rate for all its tasks, whatever their keys
+ * and those without one ({@link #setQueueRate}): at most {@code starts} starts of the whole queue in
+ * any window of the rate's period, by the database clock, across every engine. A claim of such a
+ * queue first locks the queue's row in {@code dbtasks_queue_rate} ({@code SELECT ... FOR UPDATE}, on
+ * every database), then counts the queue's logged starts in the window under a reserved key ({@code
+ * *}, which no concurrency key can contain) and takes at most what the window leaves, logging its
+ * starts in the same transaction, as for a key's rate. Claims of the queue therefore take turns on
+ * every engine: a row lock rather than PostgreSQL's advisory key locks, because the row exists
+ * exactly while the rate does (nothing to create on first use, so no claim can deadlock creating it)
+ * and the claim reads the rate in force from the row it locks. It is taken before any key's lock,
+ * so claims that also lock keys take locks in one order. Both the queue's rate and its keys' limits
+ * hold. An engine that finds the window full leaves the queue alone until the window frees a start,
+ * then comes back for it. A queue without a queue-wide rate claims exactly as before.
+ *
  * <p><b>When a change applies.</b> Every engine re-reads the limit rows at most {@link
  * #REFRESH_MILLIS} ms after it last did (and at once after a change made through it), so a limit
  * set, changed or removed anywhere holds on every engine within that time. A lowered limit does not
@@ -35,7 +50,9 @@ import java.util.Optional;
  * started (two statements on PostgreSQL, five on MariaDB and H2). When a key at its limit leaves a task behind, the engine's claims of
  * that queue go round robin (below) until one leaves nothing behind a limit, so a key at its limit
  * never holds back the others. A queue set fair, or with a rate or FIFO limit, always claims round
- * robin, in one transaction of a few more statements (the keys with PENDING tasks, their first due
+ * robin (so does a queue with a {@linkplain #setQueueRate queue-wide rate}, with two statements more:
+ * the lock of its row with the count of its window, and the log of its starts), in one transaction of
+ * a few more statements (the keys with PENDING tasks, their first due
  * tasks, a count of RUNNING tasks by key, the limited keys' rows locked and counted again, the
  * claim); measurements are in BENCHMARKS.md.
  *
@@ -100,6 +117,49 @@ public interface Limits {
     List<String> fairQueues();
 
     /**
+     * Sets the queue-wide rate of {@code queue}, replacing the one it has: at most {@code
+     * rate.starts()} task starts of the queue, whatever their concurrency keys (tasks without one
+     * included), in any window of {@code rate.period()}, by the database clock, across every engine
+     * (see the class comment). It holds together with the queue's limits per key. Every start counts:
+     * the first, a retry's, and a start after the rescue of a dead worker's task. Stored as a row
+     * ({@code dbtasks_queue_rate}); in force on every engine within {@link #REFRESH_MILLIS} ms. A
+     * lowered rate stops no task already RUNNING; the queue starts nothing until its window has room.
+     *
+     * @param queue the queue, 1 to {@value io.dbtasks.TaskRequest#MAX_NAME_LENGTH} characters
+     * @param rate the rate of the whole queue
+     * @throws IllegalArgumentException if the queue is blank or too long
+     * @throws NullPointerException if the queue or rate is {@code null}
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    void setQueueRate(String queue, Rate rate);
+
+    /**
+     * Removes the queue-wide rate of {@code queue}; its limits per key stay. Its backlog starts as
+     * fast as its workers and key limits allow, on every engine within {@link #REFRESH_MILLIS} ms.
+     *
+     * @param queue the queue
+     * @return whether it had one
+     * @throws NullPointerException if the queue is {@code null}
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    boolean removeQueueRate(String queue);
+
+    /**
+     * @param queue the queue
+     * @return its queue-wide rate, read from the database now, or empty if it has none
+     * @throws NullPointerException if the queue is {@code null}
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    Optional<Rate> queueRate(String queue);
+
+    /**
+     * @return every queue-wide rate by queue, in queue name order, read from the database now; empty
+     *     if no queue has one
+     * @throws io.dbtasks.DbTasksException if the database cannot be reached
+     */
+    Map<String, Rate> queueRates();
+
+    /**
      * @return every limit, by queue and key pattern, read from the database now
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
@@ -126,11 +186,13 @@ public interface Limits {
      * Why a PENDING task is held back by its key's limit, such as {@code waiting for limit of key k:
      * 3/3 running}, {@code waiting for the earlier task of key k} (FIFO), or {@code waiting for rate
      * limit of key k: 10 starts per 1s} (the key's starts in the window ending now reach its rate),
-     * read now.
+     * read now; or, for any task of a queue whose {@linkplain #setQueueRate queue-wide rate} has no
+     * room, {@code waiting for rate limit of queue q: 10 starts per 1s} (a reason of its key first).
      *
      * @param taskId the task
      * @return the reason, or empty if the task is not PENDING, is not due yet (its run time, or the
-     *     backoff before a retry, has not come), has no key, or its key is not at its limit or rate
+     *     backoff before a retry, has not come), or neither its key (if it has one) is at its limit
+     *     or rate nor its queue at its queue-wide rate
      * @throws io.dbtasks.DbTasksException if the database cannot be reached
      */
     Optional<String> waitReason(long taskId);

@@ -235,7 +235,128 @@ public abstract class RateLimitContract extends EngineHarness {
         awaitStatus(producer, ids.get(2), TaskStatus.SUCCEEDED);
     }
 
+    /**
+     * A queue-wide rate of 10 starts per second over 60 tasks with mixed keys and none, claimed by
+     * three engines: no window of a second (sliding, over every start time by the database clock)
+     * holds more than 10 starts of the queue, every task runs once, and the queue runs at about its
+     * rate; a key's own limit holds beside it.
+     */
+    @Test
+    void aQueueWideRateHoldsInEveryWindowAcrossEnginesForTasksWithAndWithoutKeys() throws Exception {
+        int rate = 10;
+        int tasks = 60;
+        Duration period = Duration.ofSeconds(1);
+        DbTasks producer = producer();
+        producer.limits().setQueueRate(QUEUE, new Rate(rate, period));
+        producer.limits().set(Limit.maxRunning(QUEUE, "key-0", 2));
+        assertThat(producer.limits().queueRates()).containsExactly(Map.entry(QUEUE, new Rate(rate, period)));
+        assertThat(producer.limits().queueRate(QUEUE)).hasValue(new Rate(rate, period));
+        AtomicInteger running0 = new AtomicInteger();
+        AtomicInteger most0 = new AtomicInteger();
+        for (int e = 0; e < 3; e++) {
+            String worker = "queue-rate-" + e;
+            engine(b -> b.workerId(worker).queue(QUEUE, 8).claimBatch(8).handler(KIND, String.class, (ctx, key) -> {
+                        boolean zero = "key-0".equals(key);
+                        if (zero) {
+                            most0.accumulateAndGet(running0.incrementAndGet(), Math::max);
+                        }
+                        Thread.sleep(zero ? 300 : 5);
+                        if (zero) {
+                            running0.decrementAndGet();
+                        }
+                    }))
+                    .start();
+        }
+        List<TaskRequest> requests = new ArrayList<>();
+        for (int i = 0; i < tasks; i++) {
+            String key = i % 3 == 0 ? null : "key-" + (i % 4);
+            requests.add(TaskRequest.builder(KIND)
+                    .payload(key == null ? "none" : key)
+                    .queue(QUEUE)
+                    .concurrencyKey(key)
+                    .build());
+        }
+        producer.enqueueAll(requests);
+        eventually()
+                .atMost(Duration.ofSeconds(30))
+                .alias("every task succeeded")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == tasks);
+        stopEngines();
+
+        List<Instant> starts = attemptStarts();
+        assertThat(starts).as("one start per task").hasSize(tasks);
+        assertThat(count("SELECT COUNT(DISTINCT task_id) FROM dbtasks_attempt")).isEqualTo(tasks);
+        assertThat(mostInAnyWindow(starts, period))
+                .as("starts of the queue in one window of " + period)
+                .isLessThanOrEqualTo(rate);
+        // 60 starts at 10 per second: the sixth window's starts come 5 s after the first ones at the
+        // earliest; a queue that used its rate starts its last task well within 8 s.
+        Duration span = Duration.between(starts.get(0), starts.get(starts.size() - 1));
+        System.out.printf("queue rate test %s: %d starts over %s%n", database(), starts.size(), span);
+        assertThat(span).as("from the first start to the last").isLessThan(Duration.ofSeconds(8));
+        assertThat(most0.get())
+                .as("tasks of key-0 running at once, its limit 2")
+                .isLessThanOrEqualTo(2);
+    }
+
+    @Test
+    void removingAQueueWideRateLetsTheBacklogRunAtFullSpeed() {
+        DbTasks producer = producer();
+        producer.limits().setQueueRate(QUEUE, new Rate(5, Duration.ofHours(1)));
+        List<TaskRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            requests.add(TaskRequest.builder(KIND)
+                    .queue(QUEUE)
+                    .concurrencyKey(i % 2 == 0 ? null : "k" + (i % 7))
+                    .build());
+        }
+        List<Long> ids =
+                producer.enqueueAll(requests).stream().map(r -> r.task().id()).toList();
+        for (int e = 0; e < 2; e++) {
+            engine(b -> b.queue(QUEUE, 16).claimBatch(16).handler(KIND, Void.class, (ctx, p) -> {}))
+                    .start();
+        }
+        eventually()
+                .atMost(PATIENCE)
+                .alias("the window's 5 starts")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == 5);
+        long waiting = ids.stream()
+                .filter(id -> producer.find(id).orElseThrow().status() == TaskStatus.PENDING)
+                .findFirst()
+                .orElseThrow();
+        assertStaysIn(producer, waiting, TaskStatus.PENDING, Duration.ofMillis(700));
+        assertThat(count("SELECT COUNT(*) FROM dbtasks_task WHERE status <> 'PENDING'"))
+                .as("tasks started under a rate of 5 per hour")
+                .isEqualTo(5);
+        assertThat(producer.limits().waitReason(waiting))
+                .hasValue("waiting for rate limit of queue " + QUEUE + ": 5 starts per 1h");
+
+        long removed = System.nanoTime();
+        assertThat(producer.limits().removeQueueRate(QUEUE)).isTrue();
+        assertThat(producer.limits().queueRates()).isEmpty();
+        eventually()
+                .atMost(PATIENCE)
+                .alias("the whole backlog succeeded")
+                .until(() -> count("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'SUCCEEDED'") == 200);
+        assertThat(Duration.ofNanos(System.nanoTime() - removed))
+                .as("195 tasks after the rate was removed")
+                .isLessThan(Duration.ofSeconds(5));
+        assertThat(producer.limits().removeQueueRate(QUEUE)).isFalse();
+    }
+
     // --- helpers ---
+
+    private List<Instant> attemptStarts() throws SQLException {
+        List<Instant> all = new ArrayList<>();
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT started_at AS s FROM dbtasks_attempt ORDER BY 1");
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                all.add(dialect().getInstant(rs, "s"));
+            }
+        }
+        return all;
+    }
 
     /** The most of {@code starts} (sorted) in any window [t, t + period). */
     static int mostInAnyWindow(List<Instant> starts, Duration period) {

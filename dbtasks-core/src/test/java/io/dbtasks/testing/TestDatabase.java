@@ -149,6 +149,7 @@ public enum TestDatabase {
                     "dbtasks_limit",
                     "dbtasks_concurrency_key",
                     "dbtasks_fair_queue",
+                    "dbtasks_queue_rate",
                     "dbtasks_rate_start",
                     "dbtasks_history_count",
                     "dbtasks_history_hour",

@@ -32,6 +32,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>The round robin protocol, in one READ COMMITTED transaction:
  *
  * <ol>
+ *   <li>For a queue with a queue-wide rate only: lock the queue's row in {@code dbtasks_queue_rate},
+ *       waiting for a claim of the queue that holds it, and count the queue's starts in the window
+ *       ({@link RateWindow#queueRoom}); the claim takes at most what the window leaves (nothing, and
+ *       no further statement, if it is full). Every later step runs under that lock, and the starts
+ *       of the claim are logged before it commits ({@link RateWindow#recordQueue}).
  *   <li>Count the queue's RUNNING tasks by key, without locks (only when the queue has limits), to
  *       know which keys are already at their limit; with them, the keys this engine found at their
  *       rate whose window has not freed a start yet ({@link RateWindow#heldKeys}).
@@ -139,6 +144,11 @@ final class KeyedClaim {
             long leaseMillis,
             Dialect.RowReader<T> reader)
             throws SQLException {
+        if (limits.queueRate() != null && rates.queueHeld(queue, limits.queueRate())) {
+            // This engine found the queue's window full and it has not freed a start yet: a claim now
+            // would wait for the queue's lock to start nothing.
+            return new Result<>(List.of(), true);
+        }
         boolean autoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
@@ -383,12 +393,19 @@ final class KeyedClaim {
             String queue,
             Claimable claimable,
             LimitSet limits,
-            int limit,
+            int asked,
             String owner,
             long leaseMillis,
             Dialect.RowReader<T> reader)
             throws SQLException {
         long began = System.nanoTime();
+        // A queue-wide rate: its row's lock first (before any key's, so claims never wait in a cycle),
+        // then only as many tasks as its window leaves, whatever their keys.
+        RateWindow.QueueRoom queueRoom = limits.queueRate() == null ? null : rates.queueRoom(c, queue, began);
+        if (queueRoom != null && queueRoom.left() == 0) {
+            return new Result<>(List.of(), true);
+        }
+        int limit = queueRoom == null ? asked : Math.min(asked, queueRoom.left());
         Set<String> full = new TreeSet<>();
         Map<String, Long> runningAtStart = limits.isEmpty() ? Map.of() : runningByKey(c, queue, null);
         if (!limits.isEmpty()) {
@@ -492,6 +509,9 @@ final class KeyedClaim {
                 }
             }
             rates.record(c, queue, started, limits);
+            if (queueRoom != null) {
+                rates.recordQueue(c, queue, got, queueRoom.rate());
+            }
             if (got.size() == picked.size() && !again) {
                 break; // nothing lost to another claim: a further round would find what this one left
             }
@@ -508,6 +528,12 @@ final class KeyedClaim {
         }
         if (!skipped[0] && rows.size() < limit && !fullAtStart.isEmpty()) {
             skipped[0] = anyDue(c, queue, claimable, fullAtStart);
+        }
+        if (queueRoom != null && limit < asked && rows.size() == limit) {
+            // The claim took all the queue's window left, and wanted more: held back by the queue's
+            // rate until its window frees a start, when this engine comes back for the queue.
+            rates.queueFilled(c, queue, queueRoom.rate());
+            skipped[0] = true;
         }
         return new Result<>(rows, skipped[0]);
     }

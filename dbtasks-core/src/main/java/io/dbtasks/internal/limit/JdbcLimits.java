@@ -94,8 +94,10 @@ public final class JdbcLimits implements Limits {
         }
         Map<String, LimitSet> sets = new LinkedHashMap<>();
         Set<String> fair = new HashSet<>(fairQueues());
-        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls, fair.contains(q))));
-        fair.forEach(q -> sets.putIfAbsent(q, new LimitSet(List.of(), true)));
+        Map<String, Rate> queueRates = queueRates();
+        byQueue.forEach((q, ls) -> sets.put(q, new LimitSet(ls, fair.contains(q), queueRates.get(q))));
+        fair.forEach(q -> sets.putIfAbsent(q, new LimitSet(List.of(), true, queueRates.get(q))));
+        queueRates.forEach((q, r) -> sets.putIfAbsent(q, new LimitSet(List.of(), false, r)));
         snapshot = Map.copyOf(sets);
         readAt = System.nanoTime();
         return all;
@@ -191,6 +193,90 @@ public final class JdbcLimits implements Limits {
     }
 
     @Override
+    public void setQueueRate(String queue, Rate rate) {
+        checkQueue(queue);
+        Objects.requireNonNull(rate, "rate");
+        jdbc.inTransaction("Set rate of queue " + queue, c -> {
+            if (updateQueueRate(c, queue, rate) == 0) {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO dbtasks_queue_rate (queue, rate_starts, rate_period_ms, updated_at)"
+                                + " VALUES (?, ?, ?, " + dialect.now() + ")" + dialect.onConflictDoNothing())) {
+                    ps.setString(1, queue);
+                    ps.setInt(2, rate.starts());
+                    ps.setLong(3, rate.periodMillis());
+                    if (!dialect.insertIfAbsent(ps)) {
+                        updateQueueRate(c, queue, rate); // set at the same moment elsewhere: this one is the latest
+                    }
+                }
+            }
+            return null;
+        });
+        refresh();
+    }
+
+    private int updateQueueRate(Connection c, String queue, Rate rate) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_queue_rate SET rate_starts = ?,"
+                + " rate_period_ms = ?, updated_at = " + dialect.now() + " WHERE queue = ?")) {
+            ps.setInt(1, rate.starts());
+            ps.setLong(2, rate.periodMillis());
+            ps.setString(3, queue);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public boolean removeQueueRate(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        int n = jdbc.withConnection("Remove rate of queue " + queue, c -> {
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_queue_rate WHERE queue = ?")) {
+                ps.setString(1, queue);
+                return ps.executeUpdate();
+            }
+        });
+        refresh();
+        return n > 0;
+    }
+
+    @Override
+    public Optional<Rate> queueRate(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        return jdbc.withConnection("Rate of queue " + queue, c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT rate_starts, rate_period_ms FROM dbtasks_queue_rate WHERE queue = ?")) {
+                ps.setString(1, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next()
+                            ? Optional.of(new Rate(rs.getInt(1), Duration.ofMillis(rs.getLong(2))))
+                            : Optional.<Rate>empty();
+                }
+            }
+        });
+    }
+
+    @Override
+    public Map<String, Rate> queueRates() {
+        return jdbc.withConnection("List queue rates", c -> {
+            Map<String, Rate> rates = new TreeMap<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT queue, rate_starts, rate_period_ms FROM dbtasks_queue_rate ORDER BY queue");
+                    ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rates.put(rs.getString(1), new Rate(rs.getInt(2), Duration.ofMillis(rs.getLong(3))));
+                }
+            }
+            return java.util.Collections.unmodifiableMap(rates);
+        });
+    }
+
+    private static void checkQueue(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        if (queue.isBlank() || queue.length() > io.dbtasks.TaskRequest.MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException(
+                    "queue must be 1 to " + io.dbtasks.TaskRequest.MAX_NAME_LENGTH + " characters and not blank");
+        }
+    }
+
+    @Override
     public List<String> fairQueues() {
         return jdbc.withConnection("List fair queues", c -> {
             List<String> queues = new ArrayList<>();
@@ -272,45 +358,60 @@ public final class JdbcLimits implements Limits {
                 // A task not due yet (scheduled, or backing off before a retry) waits for its time.
                 ps.setLong(1, taskId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next() || rs.getString(2) == null) {
+                    if (!rs.next()) {
                         return Optional.<String>empty();
                     }
                     queue = rs.getString(1);
                     key = rs.getString(2);
                 }
             }
-            Optional<Limit> limit = forQueue(queue).forKey(key);
-            if (limit.isEmpty()) {
-                return Optional.<String>empty();
+            Optional<String> byKey = key == null ? Optional.<String>empty() : keyReason(c, taskId, queue, key);
+            if (byKey.isPresent()) {
+                return byKey;
             }
-            long running;
-            long earlier;
-            try (PreparedStatement ps = c.prepareStatement("SELECT"
-                    + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
-                    + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
-                    + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND status IN ("
-                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
-                ps.setLong(1, taskId);
-                ps.setString(2, key);
-                ps.setString(3, queue);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    running = rs.getLong(1);
-                    earlier = rs.getLong(2);
-                }
-            }
-            int max = limit.get().maxRunning();
-            if (running >= max) {
-                return Optional.of("waiting for limit of key " + key + ": " + running + "/" + max + " running");
-            }
-            if (limit.get().fifo() && earlier > 0) {
-                return Optional.of("waiting for the earlier task of key " + key + " (FIFO)");
-            }
-            Rate rate = limit.get().rate();
-            if (rate != null && RateWindow.startsInWindow(c, dialect, queue, key, rate) >= rate.starts()) {
-                return Optional.of("waiting for rate limit of key " + key + ": " + rate);
+            Rate queueRate = forQueue(queue).queueRate();
+            if (queueRate != null
+                    && RateWindow.startsInWindow(c, dialect, queue, RateWindow.QUEUE_KEY, queueRate)
+                            >= queueRate.starts()) {
+                return Optional.of("waiting for rate limit of queue " + queue + ": " + queueRate);
             }
             return Optional.<String>empty();
         });
+    }
+
+    /** Why the task is held back by its key's limit, if it is. */
+    private Optional<String> keyReason(Connection c, long taskId, String queue, String key) throws SQLException {
+        Optional<Limit> limit = forQueue(queue).forKey(key);
+        if (limit.isEmpty()) {
+            return Optional.<String>empty();
+        }
+        long running;
+        long earlier;
+        try (PreparedStatement ps = c.prepareStatement("SELECT"
+                + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
+                + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
+                + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND status IN ("
+                + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
+            ps.setLong(1, taskId);
+            ps.setString(2, key);
+            ps.setString(3, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                running = rs.getLong(1);
+                earlier = rs.getLong(2);
+            }
+        }
+        int max = limit.get().maxRunning();
+        if (running >= max) {
+            return Optional.of("waiting for limit of key " + key + ": " + running + "/" + max + " running");
+        }
+        if (limit.get().fifo() && earlier > 0) {
+            return Optional.of("waiting for the earlier task of key " + key + " (FIFO)");
+        }
+        Rate rate = limit.get().rate();
+        if (rate != null && RateWindow.startsInWindow(c, dialect, queue, key, rate) >= rate.starts()) {
+            return Optional.of("waiting for rate limit of key " + key + ": " + rate);
+        }
+        return Optional.<String>empty();
     }
 }

@@ -49,6 +49,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * be lost from every window). The memory is a hint: the count under the lock decides, a claim that
  * came too early comes back at the time itself, and a changed rate drops the hint.
  *
+ * <p>A queue-wide rate ({@link io.dbtasks.limit.Limits#setQueueRate}) keeps its log in the same
+ * table under the reserved key {@value #QUEUE_KEY}, which no concurrency key can contain, and follows
+ * the same protocol under the lock of the queue's row in {@code dbtasks_queue_rate} ({@link
+ * #queueRoom}, {@link #recordQueue}): the argument above holds with that lock for the key's, and
+ * every start of the queue, with a key or without, is logged. The claim takes that lock before any
+ * key's, so claims never wait for each other in a cycle. The hint is kept per queue as well ({@link
+ * #queueHeld}): an engine that found the window full does not claim from the queue until it frees.
+ *
  * <p>Thread-safe.
  */
 public final class RateWindow {
@@ -73,6 +81,15 @@ public final class RateWindow {
 
     /** By queue, then key: when a key this engine found at its rate frees a start. */
     private final Map<String, Map<String, Hint>> hints = new ConcurrentHashMap<>();
+
+    /** By queue: when a queue this engine found at its queue-wide rate frees a start. */
+    private final Map<String, Hint> queueHints = new ConcurrentHashMap<>();
+
+    /**
+     * The key under which the log holds the starts of a queue with a queue-wide rate: no concurrency
+     * key can contain {@code *} ({@link io.dbtasks.TaskRequest}), so no key's log is mixed with it.
+     */
+    public static final String QUEUE_KEY = "*";
 
     /** @param dialect the database's dialect */
     public RateWindow(Dialect dialect) {
@@ -110,13 +127,20 @@ public final class RateWindow {
      */
     public long millisUntilFree(String queue) {
         Map<String, Hint> ofQueue = hints.get(queue);
-        if (ofQueue == null || ofQueue.isEmpty()) {
+        Hint whole = queueHints.get(queue);
+        if ((ofQueue == null || ofQueue.isEmpty()) && whole == null) {
             return Long.MAX_VALUE;
         }
         long now = System.nanoTime();
         long first = Long.MAX_VALUE;
-        for (Hint h : ofQueue.values()) {
-            first = Math.min(first, h.wakeAtNanos() - now);
+        if (ofQueue != null) {
+            for (Hint h : ofQueue.values()) {
+                first = Math.min(first, h.wakeAtNanos() - now);
+            }
+        }
+        if (whole != null) {
+            // The queue's window bounds every key: the claim comes back when it frees, not before.
+            first = whole.wakeAtNanos() - now;
         }
         return first == Long.MAX_VALUE ? first : Math.max(1, (first + 999_999) / 1_000_000);
     }
@@ -195,6 +219,140 @@ public final class RateWindow {
             });
         }
         return room;
+    }
+
+    /**
+     * @param queue a queue
+     * @param rate its queue-wide rate now ({@link LimitSet#queueRate()}), or {@code null}
+     * @return whether this engine found the queue's window full and it has not freed a start yet by
+     *     this JVM's clock, its rate unchanged: a claim now would start nothing
+     */
+    public boolean queueHeld(String queue, Rate rate) {
+        Hint h = queueHints.get(queue);
+        if (h == null) {
+            return false;
+        }
+        if (System.nanoTime() - h.wakeAtNanos() >= 0 || !h.rate().equals(rate)) {
+            queueHints.remove(queue, h);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Locks the row of {@code queue}'s queue-wide rate, waiting for a claim that holds it (the lock
+     * ends with the claim's transaction), prunes the queue's log and tells how many starts its window
+     * leaves. Call first in the claim's transaction, before any key's lock.
+     *
+     * @param began when the claim began ({@link System#nanoTime()})
+     * @return the rate read from the locked row with the starts its window leaves (0 or more), or
+     *     {@code null} if the queue has no queue-wide rate any more (it was removed)
+     */
+    public QueueRoom queueRoom(Connection c, String queue, long began) throws SQLException {
+        Rate rate;
+        try (PreparedStatement ps = c.prepareStatement("SELECT rate_starts, rate_period_ms FROM dbtasks_queue_rate"
+                + " WHERE queue = ?" + dialect.forUpdate())) {
+            ps.setString(1, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    queueHints.remove(queue);
+                    return null;
+                }
+                rate = new Rate(rs.getInt(1), java.time.Duration.ofMillis(rs.getLong(2)));
+            }
+        }
+        long lead = Math.min(MAX_LEAD_NANOS, Math.max(0, System.nanoTime() - began));
+        leadNanos = (leadNanos * 4 + lead) / 5;
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_rate_start WHERE queue = ?"
+                + " AND concurrency_key = ? AND started_at <= " + dialect.nowPlusMillis())) {
+            ps.setString(1, queue);
+            ps.setString(2, QUEUE_KEY);
+            ps.setLong(3, -rate.periodMillis());
+            ps.executeUpdate();
+        }
+        // Every row left is younger than one window before this claim's starts: all count.
+        int left = queueWindow(c, queue, rate);
+        return new QueueRoom(rate, left);
+    }
+
+    /**
+     * Counts the queue's logged starts in the window and, if they fill it, remembers when the oldest
+     * leaves it ({@link #queueHeld}); else forgets any such time. Call with the queue's row locked.
+     *
+     * @return the starts the window leaves, 0 or more
+     */
+    private int queueWindow(Connection c, String queue, Rate rate) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*), MIN(started_at) AS oldest," + " "
+                + dialect.now() + " AS at FROM dbtasks_rate_start WHERE queue = ? AND concurrency_key = ?")) {
+            ps.setString(1, queue);
+            ps.setString(2, QUEUE_KEY);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                int left = (int) Math.max(0, rate.starts() - rs.getLong(1));
+                if (left > 0) {
+                    queueHints.remove(queue);
+                    return left;
+                }
+                Instant oldest = dialect.getInstant(rs, "oldest");
+                Instant now = dialect.getInstant(rs, "at");
+                // The oldest start leaves the window one period after it (early, if the rate was lowered:
+                // the claim then finds the window full again and comes back later).
+                long until = Math.max(
+                        0,
+                        java.time.Duration.between(now, oldest.plus(rate.period()))
+                                .toNanos());
+                long ahead = leadNanos;
+                queueHints.put(queue, new Hint(rate, System.nanoTime() + (until > ahead ? until - ahead : until)));
+                return 0;
+            }
+        }
+    }
+
+    /**
+     * After a claim that took every start its queue's window left: remembers when the window frees
+     * its next start, so that this engine's claim loop comes back then rather than at its next poll.
+     * Call with the queue's row locked, after {@link #recordQueue}.
+     *
+     * @param rate the rate the claim counted with
+     */
+    public void queueFilled(Connection c, String queue, Rate rate) throws SQLException {
+        queueWindow(c, queue, rate);
+    }
+
+    /**
+     * The queue-wide rate in force for one claim, and what its window left.
+     *
+     * @param rate the rate read from the queue's locked row
+     * @param left the starts the window leaves, 0 or more
+     */
+    public record QueueRoom(Rate rate, int left) {}
+
+    /**
+     * Logs the starts of the tasks just claimed in this transaction in the log of the queue's
+     * queue-wide rate, whatever their keys. Call with the queue's row locked ({@link #queueRoom}).
+     *
+     * @param ids the claimed task ids
+     * @param rate the rate the claim counted with
+     */
+    public void recordQueue(Connection c, String queue, Collection<Long> ids, Rate rate) throws SQLException {
+        if (ids.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_rate_start"
+                + " (queue, concurrency_key, started_at, task_id, expires_at)"
+                + " SELECT queue, '" + QUEUE_KEY + "', started_at, id, " + dialect.nowPlusMillis()
+                + " FROM dbtasks_task WHERE id IN (" + marks(ids.size()) + ") AND queue = ?")) {
+            int i = 1;
+            ps.setLong(i++, rate.periodMillis());
+            for (Long id : ids) {
+                ps.setLong(i++, id);
+            }
+            ps.setString(i, queue);
+            int n = ps.executeUpdate();
+            if (n != ids.size()) {
+                throw new IllegalStateException("claim logged " + n + " queue starts of " + ids.size() + " tasks");
+            }
+        }
     }
 
     /**
