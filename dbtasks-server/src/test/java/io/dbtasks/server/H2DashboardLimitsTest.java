@@ -165,6 +165,61 @@ class H2DashboardLimitsTest {
     }
 
     @Test
+    void anOperatorSetsAQueueWideRateTheViewerSeesItAndOnlyAnAdminRemovesIt() {
+        String queue = "lim-qrate-" + run;
+        Session operator = login("operator", "operator-secret");
+        RawHttp.Response set =
+                post(operator, "/dashboard/limits/queue-rate", "queue=" + queue + "&rateStarts=10&ratePeriod=1s");
+        assertThat(set.status()).as(set.body()).isEqualTo(302);
+        assertThat(dbTasks.limits().queueRate(queue)).hasValue(new Rate(10, Duration.ofSeconds(1)));
+        RawHttp.Response page = http.send("GET", "/dashboard/limits", Map.of("Authorization", VIEWER), null);
+        assertThat(page.status()).as(page.body()).isEqualTo(200);
+        assertThat(page.body())
+                .containsPattern("data-queue=\"" + queue + "\">[\\s\\S]*?<td>10 starts per 1s</td>")
+                .containsPattern("id=\"set-queue-rate-submit\"[^>]*disabled");
+
+        // Refused input: a 400 page with the reason, the values kept, nothing stored.
+        String other = "lim-qrate-bad-" + run;
+        assertRefused(
+                post(operator, "/dashboard/limits/queue-rate", "queue=" + other + "&rateStarts=0&ratePeriod=1s"),
+                "a rate allows at least 1 start per period, got 0");
+        assertRefused(
+                post(operator, "/dashboard/limits/queue-rate", "queue=" + other + "&rateStarts=5"),
+                "a queue-wide rate needs both rateStarts");
+        assertRefused(
+                post(operator, "/dashboard/limits/queue-rate", "queue=" + other + "&rateStarts=5&ratePeriod=soon"),
+                "ratePeriod must be a duration");
+        assertThat(dbTasks.limits().queueRates()).doesNotContainKey(other);
+        RawHttp.Response viewerSet = post(
+                login("viewer", "viewer-secret"),
+                "/dashboard/limits/queue-rate",
+                "queue=" + other + "&rateStarts=5&ratePeriod=1s");
+        assertThat(viewerSet.status()).isEqualTo(403);
+
+        RawHttp.Response refused = post(operator, "/dashboard/limits/queue-rate/delete", "queue=" + queue);
+        assertThat(refused.status()).as(refused.body()).isEqualTo(403);
+        assertThat(dbTasks.limits().queueRate(queue)).isPresent();
+        Session admin = login("admin", "admin-secret");
+        RawHttp.Response removed = post(admin, "/dashboard/limits/queue-rate/delete", "queue=" + queue);
+        assertThat(removed.status()).as(removed.body()).isEqualTo(302);
+        assertThat(dbTasks.limits().queueRate(queue)).isEmpty();
+        RawHttp.Response again = post(admin, "/dashboard/limits/queue-rate/delete", "queue=" + queue);
+        assertThat(again.status()).isEqualTo(404);
+        assertThat(again.body()).contains("Queue " + queue + " has no queue-wide rate");
+
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(http.send(
+                                        "GET",
+                                        "/api/audit?size=50",
+                                        Map.of("Authorization", RawHttp.basic("admin", "admin-secret")),
+                                        null)
+                                .body())
+                        .contains("\"action\":\"POST /dashboard/limits/queue-rate\"")
+                        .contains("\"action\":\"POST /dashboard/limits/queue-rate/delete\""));
+    }
+
+    @Test
     void aViewersPostAndAPostWithoutTheCsrfTokenAreRefused() {
         String queue = "lim-viewer-" + run;
         Session viewer = login("viewer", "viewer-secret");

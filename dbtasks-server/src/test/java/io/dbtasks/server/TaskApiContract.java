@@ -311,6 +311,40 @@ abstract class TaskApiContract {
     }
 
     @Test
+    void aQueueWideRateRoundTripsThroughTheApiAndBadRatesAreRefused() {
+        String queue = "qrated-" + run;
+        Response set = put(
+                "/api/limits/queue-rates", "{\"queue\":\"" + queue + "\",\"rateStarts\":10,\"ratePeriodMillis\":1000}");
+        assertThat(set.status()).isEqualTo(200);
+        assertThat(set.body().path("rate").asString()).isEqualTo("10 starts per 1s");
+        JsonNode listed = null;
+        for (JsonNode r : get("/api/limits/queue-rates").body()) {
+            if (r.path("queue").asString().equals(queue)) {
+                listed = r;
+            }
+        }
+        assertThat(listed).isNotNull();
+        assertThat(listed.path("rateStarts").asInt()).isEqualTo(10);
+        assertThat(listed.path("ratePeriodMillis").asLong()).isEqualTo(1000);
+
+        Response noStarts = put(
+                "/api/limits/queue-rates", "{\"queue\":\"" + queue + "\",\"rateStarts\":0,\"ratePeriodMillis\":1000}");
+        assertThat(noStarts.status()).isEqualTo(400);
+        assertThat(noStarts.body().toString()).contains("at least 1 start per period");
+        Response half = put("/api/limits/queue-rates", "{\"queue\":\"" + queue + "\",\"rateStarts\":5}");
+        assertThat(half.status()).isEqualTo(400);
+        assertThat(half.body().toString()).contains("ratePeriodMillis");
+        Response noQueue = put("/api/limits/queue-rates", "{\"rateStarts\":5,\"ratePeriodMillis\":1000}");
+        assertThat(noQueue.status()).isEqualTo(400);
+
+        assertThat(delete("/api/limits/queue-rates?queue=" + queue).status()).isEqualTo(204);
+        assertThat(delete("/api/limits/queue-rates?queue=" + queue).status()).isEqualTo(404);
+        for (JsonNode r : get("/api/limits/queue-rates").body()) {
+            assertThat(r.path("queue").asString()).isNotEqualTo(queue);
+        }
+    }
+
+    @Test
     void sameIdempotencyKeyTwiceGives201Then200AndOneTask() {
         String body = "{\"kind\":\"order.create\",\"payload\":{\"orderId\":7,\"userName\":\"Ann\",\"amount\":12.5},"
                 + "\"queue\":\"idem-" + run + "\",\"idempotencyKey\":\"order-7-" + run + "\"}";

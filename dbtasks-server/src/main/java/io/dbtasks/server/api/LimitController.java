@@ -18,7 +18,8 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Concurrency and rate limits per concurrency key ({@code /api/limits}), read and changed through {@link
+ * Concurrency and rate limits per concurrency key ({@code /api/limits}) and queue-wide rates ({@code
+ * /api/limits/queue-rates}), read and changed through {@link
  * DbTasks#limits()}: a change holds on every engine within {@link io.dbtasks.limit.Limits#REFRESH_MILLIS}
  * ms. Reading needs the viewer role, setting the operator role and removing the admin role, as for
  * every other resource.
@@ -145,6 +146,84 @@ public class LimitController {
         TextChecks.check("queue", queue);
         TextChecks.check("keyPattern", keyPattern);
         return dbTasks.limits().remove(queue, keyPattern)
+                ? ResponseEntity.noContent().build()
+                : ResponseEntity.notFound().build();
+    }
+
+    /**
+     * A queue-wide rate to set.
+     *
+     * @param queue the queue; required
+     * @param rateStarts at most this many starts of the whole queue, whatever the tasks' keys, in any
+     *     window of {@code ratePeriodMillis}, at least 1; required
+     * @param ratePeriodMillis the window in milliseconds, at least 1; required
+     */
+    public record QueueRateRequest(String queue, Integer rateStarts, Long ratePeriodMillis) {}
+
+    /**
+     * A queue-wide rate as stored.
+     *
+     * @param queue the queue
+     * @param rateStarts at most this many starts of the queue in any window of {@code ratePeriodMillis}
+     * @param ratePeriodMillis the window in milliseconds
+     * @param rate the rate as people read it ({@code 10 starts per 1s})
+     */
+    public record QueueRateView(String queue, int rateStarts, long ratePeriodMillis, String rate) {
+        static QueueRateView of(String queue, Rate r) {
+            return new QueueRateView(queue, r.starts(), r.periodMillis(), r.toString());
+        }
+    }
+
+    /**
+     * @return every queue-wide rate, by queue
+     */
+    @Operation(summary = "List the queue-wide rates")
+    @GetMapping("/limits/queue-rates")
+    public List<QueueRateView> queueRates() {
+        return dbTasks.limits().queueRates().entrySet().stream()
+                .map(e -> QueueRateView.of(e.getKey(), e.getValue()))
+                .toList();
+    }
+
+    /**
+     * @param body the queue and its rate
+     * @return the rate as stored
+     * @throws BadRequestException (400) for a missing or invalid queue, or a rate missing or out of range
+     */
+    @Operation(
+            summary = "Set a queue-wide rate",
+            description = "At most rateStarts starts of the whole queue, whatever the tasks' concurrency keys, in"
+                    + " any window of ratePeriodMillis; replaces the queue's rate, holds together with its"
+                    + " limits per key, and is in force on every engine within 500 ms.")
+    @PutMapping(path = "/limits/queue-rates", consumes = "application/json")
+    public QueueRateView setQueueRate(@RequestBody QueueRateRequest body) {
+        if (body == null || body.queue() == null) {
+            throw new BadRequestException("'queue' is required");
+        }
+        TextChecks.check("queue", body.queue());
+        if (body.rateStarts() == null || body.ratePeriodMillis() == null) {
+            throw new BadRequestException(
+                    "a queue-wide rate needs both 'rateStarts' (at least 1) and 'ratePeriodMillis' (at least 1)");
+        }
+        Rate rate;
+        try {
+            rate = new Rate(body.rateStarts(), Duration.ofMillis(body.ratePeriodMillis()));
+            dbTasks.limits().setQueueRate(body.queue(), rate);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+        return QueueRateView.of(body.queue(), rate);
+    }
+
+    /**
+     * @param queue the queue
+     * @return 204 if its queue-wide rate was removed, 404 if it had none
+     */
+    @Operation(summary = "Remove a queue-wide rate")
+    @DeleteMapping("/limits/queue-rates")
+    public ResponseEntity<Void> removeQueueRate(@RequestParam String queue) {
+        TextChecks.check("queue", queue);
+        return dbTasks.limits().removeQueueRate(queue)
                 ? ResponseEntity.noContent().build()
                 : ResponseEntity.notFound().build();
     }

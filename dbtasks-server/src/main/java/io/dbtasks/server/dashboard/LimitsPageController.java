@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.convert.DurationStyle;
@@ -27,13 +28,13 @@ import org.springframework.web.servlet.mvc.support.RedirectAttributes;
 
 /**
  * The dashboard's limits page, {@code /dashboard/limits}: the concurrency and rate limits per
- * concurrency key and the queues set fair ({@link DbTasks#limits()}), the running and waiting tasks
- * of the busiest keys of one queue, and forms to set, replace and remove a limit and to set a queue
- * fair or plain again.
+ * concurrency key, the queue-wide rates and the queues set fair ({@link DbTasks#limits()}), the
+ * running and waiting tasks of the busiest keys of one queue, and forms to set, replace and remove a
+ * limit or a queue-wide rate and to set a queue fair or plain again.
  *
  * <p>Who may do what is {@code RoleRules}' business, as for every dashboard action: viewers read,
- * operators set limits and fairness, and removing a limit (a {@code POST} to {@code .../delete}) needs
- * the admin role, as {@code DELETE /api/limits} does. The audit filter records every form POST. A
+ * operators set limits, queue-wide rates and fairness, and removing a limit or a queue-wide rate (a
+ * {@code POST} to {@code .../delete}) needs the admin role, as {@code DELETE /api/limits} does. The audit filter records every form POST. A
  * value the core refuses is answered 400 with the core's message on this page, with nothing stored.
  */
 @Controller
@@ -151,6 +152,76 @@ public class LimitsPageController {
     }
 
     /**
+     * Sets the queue-wide rate of a queue, replacing the one it has: at most so many starts of the
+     * whole queue, whatever the tasks' keys, per period.
+     *
+     * @param queue the queue
+     * @param rateStarts at most this many starts of the queue per {@code ratePeriod}, at least 1
+     * @param ratePeriod the window, such as {@code 1s}, {@code 500ms}, {@code 1m} or {@code PT1S} (a
+     *     bare number is milliseconds)
+     * @param model the page's model, when the input is refused
+     * @param response to set 400 on, when the input is refused
+     * @param flash the message for the page redirected to
+     * @return a redirect to the page, or the page with the error (400)
+     */
+    @PostMapping("/dashboard/limits/queue-rate")
+    public String setQueueRate(
+            @RequestParam(required = false) String queue,
+            @RequestParam(required = false) String rateStarts,
+            @RequestParam(required = false) String ratePeriod,
+            Model model,
+            HttpServletResponse response,
+            RedirectAttributes flash) {
+        String q = queue == null ? "" : queue;
+        Rate rate;
+        try {
+            check("queue", q);
+            Integer starts = number("rateStarts", rateStarts);
+            Duration period = duration(ratePeriod);
+            if (starts == null || period == null) {
+                throw new IllegalArgumentException(
+                        "a queue-wide rate needs both rateStarts (at least 1) and ratePeriod (such as 1s)");
+            }
+            rate = new Rate(starts, period);
+            dbTasks.limits().setQueueRate(q, rate);
+        } catch (IllegalArgumentException e) {
+            response.setStatus(HttpStatus.BAD_REQUEST.value());
+            model.addAttribute("queueRateForm", new QueueRateForm(queue, rateStarts, ratePeriod));
+            return page(model, null, e.getMessage());
+        }
+        flash.addFlashAttribute(
+                "message",
+                "Set the rate of queue " + q + ": " + rate + ", whatever the tasks' keys (in force on every engine"
+                        + " within " + Limits.REFRESH_MILLIS + " ms)");
+        return "redirect:/dashboard/limits";
+    }
+
+    /**
+     * @param queue the queue
+     * @param model the page's model, when the queue has no queue-wide rate
+     * @param response to set 404 on, when the queue has no queue-wide rate
+     * @param flash the message for the page redirected to
+     * @return a redirect to the page, or the page with the error (404)
+     */
+    @PostMapping("/dashboard/limits/queue-rate/delete")
+    public String removeQueueRate(
+            @RequestParam(required = false) String queue,
+            Model model,
+            HttpServletResponse response,
+            RedirectAttributes flash) {
+        String q = required("queue", queue);
+        if (!dbTasks.limits().removeQueueRate(q)) {
+            response.setStatus(HttpStatus.NOT_FOUND.value());
+            return page(model, null, "Queue " + q + " has no queue-wide rate");
+        }
+        flash.addFlashAttribute(
+                "message",
+                "Removed the rate of queue " + q + " (lifted on every engine within " + Limits.REFRESH_MILLIS
+                        + " ms; its limits per key stay)");
+        return "redirect:/dashboard/limits";
+    }
+
+    /**
      * @param queue the queue
      * @param fair {@code true} to make its claims fair across keys, {@code false} for plain again
      * @param model the page's model, when the input is refused
@@ -220,6 +291,20 @@ public class LimitsPageController {
     }
 
     /**
+     * What the queue-wide rate form holds: blank on a fresh page, the refused values after an error.
+     *
+     * @param queue the queue
+     * @param rateStarts the rate's starts, as typed
+     * @param ratePeriod the rate's period, as typed
+     */
+    public record QueueRateForm(
+            @Nullable String queue,
+            @Nullable String rateStarts,
+            @Nullable String ratePeriod) {
+        static final QueueRateForm EMPTY = new QueueRateForm(null, null, null);
+    }
+
+    /**
      * One key of the shown queue.
      *
      * @param load its counts and limit
@@ -231,12 +316,15 @@ public class LimitsPageController {
     private String page(Model model, @Nullable String queue, @Nullable String error) {
         List<Limit> limits = dbTasks.limits().list();
         List<String> fair = dbTasks.limits().fairQueues();
+        Map<String, Rate> queueRates = dbTasks.limits().queueRates();
         TreeSet<String> queues = new TreeSet<>(snapshots.queues());
         limits.forEach(l -> queues.add(l.queue()));
         queues.addAll(fair);
+        queues.addAll(queueRates.keySet());
         model.addAttribute("page", "limits");
         model.addAttribute("limits", limits);
         model.addAttribute("fairQueues", fair);
+        model.addAttribute("queueRates", queueRates);
         model.addAttribute("queueNames", queues);
         model.addAttribute("queue", queue);
         model.addAttribute("refreshMillis", Limits.REFRESH_MILLIS);
@@ -244,6 +332,9 @@ public class LimitsPageController {
         model.addAttribute("error", error);
         if (!model.containsAttribute("form")) {
             model.addAttribute("form", LimitForm.EMPTY);
+        }
+        if (!model.containsAttribute("queueRateForm")) {
+            model.addAttribute("queueRateForm", QueueRateForm.EMPTY);
         }
         if (queue != null) {
             // Limits.load counts every key of the queue in one grouped read; the page lists the busiest.
