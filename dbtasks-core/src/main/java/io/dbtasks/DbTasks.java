@@ -567,8 +567,9 @@ public final class DbTasks implements AutoCloseable {
 
     /**
      * Concurrency limits per concurrency key ({@code dbtasks_limit}): at most N tasks of a key
-     * RUNNING at once across the cluster, or one at a time in enqueue order, enforced by the claim
-     * in the database. Usable before {@link #start()} and on an engine without workers; a change
+     * RUNNING at once across the cluster, or one at a time in enqueue order, rates per key, and
+     * queue-wide rates (at most R starts of a whole queue per window), enforced by the claim in the
+     * database. Usable before {@link #start()} and on an engine without workers; a change
      * holds on every engine within {@link Limits#REFRESH_MILLIS} ms.
      *
      * @return the limits, thread-safe; the same instance on every call

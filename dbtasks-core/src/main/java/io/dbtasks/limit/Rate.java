@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A rate limit: at most {@code starts} task starts of one key in <em>any</em> window of length {@code
- * period}, by the database clock, across every engine.
+ * A rate limit: at most {@code starts} task starts of one key (or, as a queue-wide rate set with
+ * {@link Limits#setQueueRate}, of a whole queue) in <em>any</em> window of length {@code period}, by
+ * the database clock, across every engine.
  *
  * <p><b>The guarantee is a sliding window, exactly.</b> Whatever instant a window of length {@code
  * period} begins at, it holds at most {@code starts} starts of the key (a retry's start counts as a

@@ -32,6 +32,8 @@ class JdbcLimitsFirstReadTest {
             s.execute("CREATE TABLE dbtasks_limit (queue VARCHAR(200), key_pattern VARCHAR(255),"
                     + " max_running INT, fifo BOOLEAN, updated_at TIMESTAMP, rate_starts INT, rate_period_ms BIGINT)");
             s.execute("CREATE TABLE dbtasks_fair_queue (queue VARCHAR(200), updated_at TIMESTAMP)");
+            s.execute("CREATE TABLE dbtasks_queue_rate (queue VARCHAR(200), rate_starts INT, rate_period_ms BIGINT,"
+                    + " updated_at TIMESTAMP)");
             s.execute("INSERT INTO dbtasks_limit VALUES ('q', 'k', 2, FALSE, CURRENT_TIMESTAMP, NULL, NULL)");
         }
         assertThat(limits.forQueue("q").forKey("k"))
