@@ -1,0 +1,85 @@
+package io.dbtasks.internal.dialect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * On PostgreSQL a queue's backlog beside a long history is claimed through the claim index in claim
+ * order, as the planner plans the claim for the queue the engine binds. History is many rows in
+ * other queues and finished states; the backlog is 2 % of the table in one queue. Taken column by
+ * column, {@code queue = 'backlog'} and {@code status = 'PENDING'} are each about 2 % of the rows,
+ * and as independent conditions they would leave about 0.04 %, fifty times too few: the planner then
+ * read every PENDING row of the queue through a bitmap scan and sorted them to return the first
+ * 250 (beside ten million finished rows: a sort of 200,000 rows spilled to disk, 189 ms per claim
+ * instead of 0.1 ms). The statistics the schema keeps on (queue, status) together give the planner
+ * the backlog's real size.
+ */
+class PostgresClaimPlanTest {
+    private static final int HISTORY = 300_000;
+    private static final int BACKLOG = 6_000;
+
+    @BeforeEach
+    void historyAndABacklog() throws SQLException {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
+        DbTasks.builder(TestDatabase.POSTGRESQL.dataSource())
+                .workers(false)
+                .build()
+                .close();
+        TestDatabase.POSTGRESQL.clear();
+        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            String columns = "INSERT INTO dbtasks_task (queue, kind, status, attempt, max_attempts, backoff,"
+                    + " backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter, run_at, created_at,"
+                    + " updated_at, finished_at) SELECT ";
+            s.executeUpdate(columns + "CONCAT('hist-', MOD(g.n, 4)), CONCAT('k', MOD(g.n * 7, 5)),"
+                    + " CASE WHEN MOD(g.n, 100) < 90 THEN 'SUCCEEDED' WHEN MOD(g.n, 100) < 97 THEN 'FAILED'"
+                    + " ELSE 'CANCELLED' END, 1, 3, 'FIXED', 1000, 1000, 1.0, 0.0, now(), now(), now(), now()"
+                    + " FROM generate_series(1, " + HISTORY + ") AS g(n)");
+            s.executeUpdate(columns + "'backlog', CONCAT('k', MOD(g.n, 5)), 'PENDING', 0, 3, 'FIXED', 1000, 1000,"
+                    + " 1.0, 0.0, now(), now(), now(), NULL FROM generate_series(1, " + BACKLOG + ") AS g(n)");
+            s.execute("ANALYZE dbtasks_task");
+        }
+    }
+
+    @AfterEach
+    void clear() {
+        if (TestDatabase.POSTGRESQL.required()) {
+            TestDatabase.POSTGRESQL.clear();
+        }
+    }
+
+    @Test
+    void theBacklogIsClaimedThroughTheClaimIndexInClaimOrder() throws SQLException {
+        PostgresDialect dialect = new PostgresDialect();
+        Claimable kinds = new Claimable(List.of("k0", "k1", "k2", "k3", "k4"), null);
+        String claim = "SELECT id FROM dbtasks_task WHERE " + dialect.dueCondition(kinds) + " ORDER BY "
+                + Dialect.CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED";
+        String plan;
+        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("EXPLAIN " + claim)) {
+            int next = dialect.bindDue(ps, 1, "backlog", kinds);
+            ps.setInt(next, 250);
+            StringBuilder lines = new StringBuilder();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    lines.append(rs.getString(1)).append('\n');
+                }
+            }
+            plan = lines.toString();
+        }
+        assertThat(plan).as(plan).contains("Index Scan using dbtasks_task_claim_idx");
+        assertThat(plan).as(plan).doesNotContain("Sort").doesNotContain("Bitmap");
+    }
+}
