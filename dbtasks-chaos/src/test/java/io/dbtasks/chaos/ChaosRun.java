@@ -635,7 +635,10 @@ final class ChaosRun {
                     "dbtasks_lock",
                     "dbtasks_lock_waiter",
                     "dbtasks_limit",
-                    "dbtasks_concurrency_key")) {
+                    "dbtasks_queue_rate",
+                    "dbtasks_concurrency_key",
+                    "dbtasks_history_count",
+                    "dbtasks_history_hour")) {
                 s.executeUpdate("DELETE FROM " + t);
             }
         }

@@ -18,17 +18,19 @@ import org.junit.jupiter.api.Test;
 /**
  * On PostgreSQL a queue's backlog beside a long history is claimed through the claim index in claim
  * order, as the planner plans the claim for the queue the engine binds. History is many rows in
- * other queues and finished states; the backlog is 2 % of the table in one queue. Taken column by
- * column, {@code queue = 'backlog'} and {@code status = 'PENDING'} are each about 2 % of the rows,
- * and as independent conditions they would leave about 0.04 %, fifty times too few: the planner then
- * read every PENDING row of the queue through a bitmap scan and sorted them to return the first
- * 250 (beside ten million finished rows: a sort of 200,000 rows spilled to disk, 189 ms per claim
- * instead of 0.1 ms). The statistics the schema keeps on (queue, status) together give the planner
- * the backlog's real size.
+ * eight other queues and three finished states (24 pairs of queue and state); the backlog is 0.5 %
+ * of the table in one queue. Taken column by column, {@code queue = 'backlog'} and {@code status =
+ * 'PENDING'} are each 0.5 % of the rows, and as independent conditions they would leave 0.0025 %,
+ * two hundred times too few: the planner then read every PENDING row of the queue through a bitmap
+ * scan and sorted them to return the first 250 (beside ten million finished rows: a sort of 200,000
+ * rows spilled to disk, 189 ms per claim instead of 0.1 ms). The statistics the schema keeps on
+ * (queue, status) together, long enough a list to hold the backlog behind the history's pairs, give
+ * the planner the backlog's real size.
  */
 class PostgresClaimPlanTest {
     private static final int HISTORY = 300_000;
-    private static final int BACKLOG = 6_000;
+    private static final int QUEUES = 8;
+    private static final int BACKLOG = 1_500;
 
     @BeforeEach
     void historyAndABacklog() throws SQLException {
@@ -43,7 +45,7 @@ class PostgresClaimPlanTest {
             String columns = "INSERT INTO dbtasks_task (queue, kind, status, attempt, max_attempts, backoff,"
                     + " backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter, run_at, created_at,"
                     + " updated_at, finished_at) SELECT ";
-            s.executeUpdate(columns + "CONCAT('hist-', MOD(g.n, 4)), CONCAT('k', MOD(g.n * 7, 5)),"
+            s.executeUpdate(columns + "CONCAT('hist-', MOD(g.n, " + QUEUES + ")), CONCAT('k', MOD(g.n * 7, 5)),"
                     + " CASE WHEN MOD(g.n, 100) < 90 THEN 'SUCCEEDED' WHEN MOD(g.n, 100) < 97 THEN 'FAILED'"
                     + " ELSE 'CANCELLED' END, 1, 3, 'FIXED', 1000, 1000, 1.0, 0.0, now(), now(), now(), now()"
                     + " FROM generate_series(1, " + HISTORY + ") AS g(n)");
