@@ -362,7 +362,14 @@ final class HistoryDesignsScenario implements Scenario {
                                     continue;
                                 }
                                 if (ids.isEmpty()) {
-                                    return;
+                                    // SKIP LOCKED passes over rows another claim holds (on MariaDB
+                                    // every row its scan read, not only those it returns): stop only
+                                    // once nothing of the queue is left PENDING.
+                                    if (pending(c, table) == 0) {
+                                        return;
+                                    }
+                                    Thread.sleep(1);
+                                    continue;
                                 }
                                 while (true) {
                                     try {
@@ -409,6 +416,17 @@ final class HistoryDesignsScenario implements Scenario {
         Result r = Result.throughput(name(), db, config, d.label + ", " + history, workers, tasks, seconds);
         Log.result(r);
         return r;
+    }
+
+    private long pending(Connection c, String table) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(
+                        "SELECT COUNT(*) FROM " + table + " WHERE queue = '" + QUEUE + "' AND status = 'PENDING'")) {
+            rs.next();
+            long n = rs.getLong(1);
+            c.commit();
+            return n;
+        }
     }
 
     private List<Long> claim(Connection c, String table) throws SQLException {
