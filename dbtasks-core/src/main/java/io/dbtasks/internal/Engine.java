@@ -28,6 +28,7 @@ import io.dbtasks.internal.lease.ForeignTaskWatch;
 import io.dbtasks.internal.lease.Leases;
 import io.dbtasks.internal.limit.JdbcLimits;
 import io.dbtasks.internal.lock.JdbcLeaseLocks;
+import io.dbtasks.internal.maintenance.HistoryPartitions;
 import io.dbtasks.internal.maintenance.HistoryRollup;
 import io.dbtasks.internal.maintenance.QueueTableVacuum;
 import io.dbtasks.internal.maintenance.TaskRetention;
@@ -286,6 +287,12 @@ public final class Engine {
                 parts.add(vacuum(vacuum));
             }
             parts.add(periodic("history counts", historyRollup::run, HistoryRollup.INTERVAL.toMillis()));
+            HistoryPartitions partitions = new HistoryPartitions(jdbc, dialect);
+            parts.add(BackgroundService.of(
+                    "history partitions",
+                    () -> scheduler.scheduleWithFixedDelay(
+                            partitions::run, 0, HistoryPartitions.INTERVAL.toMillis(), TimeUnit.MILLISECONDS),
+                    timeout -> true));
             long retentionEvery = settings.retentionInterval().toMillis();
             if (retentionEvery > 0) {
                 parts.add(periodic("retention", retention::run, retentionEvery));

@@ -58,8 +58,10 @@ public final class Attempts {
     public Attempts(Dialect dialect) {
         this.dialect = dialect;
         this.insertPrefix = "INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
-                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace) VALUES ";
-        this.valuesRow = "(?, ?, ?, ?, ?, COALESCE(?, " + dialect.now() + "), " + dialect.now() + ", ?, ?, ?, ?, ?)";
+                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace, history_day) VALUES ";
+        // An attempt row belongs to the day it ended (a task's earlier attempts may end on earlier days).
+        this.valuesRow = "(?, ?, ?, ?, ?, COALESCE(?, " + dialect.now() + "), " + dialect.statementTime()
+                + ", ?, ?, ?, ?, ?, " + dialect.historyDay(dialect.statementTime()) + ")";
     }
 
     public void insert(Connection c, Row r) throws SQLException {

@@ -192,12 +192,16 @@ public final class TaskUpdate {
 
     /**
      * Moves the row to {@code status}: sets it, {@code finished_at} ({@code now} for a final state,
-     * {@code NULL} otherwise) and {@code updated_at}; releases the lease unless the target is
-     * RUNNING.
+     * {@code NULL} otherwise), {@code history_day} (the day of {@code finished_at}, or 0 for live:
+     * on a partitioned task table the row moves to that day's partition or back to the live one)
+     * and {@code updated_at}; releases the lease unless the target is RUNNING.
      */
     public TaskUpdate to(TaskStatus status) {
-        String now = dialect.now();
-        String moved = "status = " + Dialect.status(status) + ", finished_at = " + (status.isFinal() ? now : "NULL");
+        // finished_at and history_day from one value, the statement's time: the row's day partition
+        // is the day of its finished_at, also across midnight.
+        String now = dialect.statementTime();
+        String moved = "status = " + Dialect.status(status) + ", finished_at = " + (status.isFinal() ? now : "NULL")
+                + ", history_day = " + (status.isFinal() ? dialect.historyDay(now) : "0");
         if (status != TaskStatus.RUNNING) {
             moved += ", lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE";
         }
@@ -211,19 +215,21 @@ public final class TaskUpdate {
 
     /** The lease guard: the row is {@code id}'s, under {@code token}, and RUNNING. Binds: id, token. */
     public TaskUpdate held() {
-        return and("id = ? AND lease_token = ? AND " + dialect.isRunning("status"));
+        return and("id = ? AND lease_token = ? AND " + Dialect.LIVE + " AND " + dialect.isRunning("status"));
     }
 
-    /** The row is in one of {@code statuses}. */
+    /** The row is in one of {@code statuses}; only live states also name the live partition. */
     public TaskUpdate whereIn(TaskStatus... statuses) {
         List<String> literals = new ArrayList<>(statuses.length);
+        boolean live = true;
         for (TaskStatus s : statuses) {
             literals.add(Dialect.status(s));
+            live &= !s.isFinal();
         }
-        return and(
-                statuses.length == 1
-                        ? "status = " + literals.get(0)
-                        : "status IN (" + String.join(", ", literals) + ")");
+        String condition = statuses.length == 1
+                ? "status = " + literals.get(0)
+                : "status IN (" + String.join(", ", literals) + ")";
+        return and(live ? Dialect.LIVE + " AND " + condition : condition);
     }
 
     /** Narrows the precondition with another SQL condition. */
@@ -279,7 +285,6 @@ public final class TaskUpdate {
         return rows == 1;
     }
 
-    /** @return the condition that a column is {@code status}, for reads that go with a transition */
     /**
      * The settling's locking read: the RUNNING rows among {@code ids} task ids, locked by primary
      * key ({@link Dialect#taskTableByKey()}). Binds: the ids.
@@ -313,7 +318,17 @@ public final class TaskUpdate {
                 + " AND lease_expires_at < " + dialect.now() + " ORDER BY id" + dialect.forUpdateSkipLocked();
     }
 
+    /**
+     * The condition that {@code column} holds {@code status}; for a live state also that the row is
+     * in the live partition ({@link Dialect#LIVE}), which the state implies, so that the read prunes
+     * history.
+     *
+     * @param column the status column, qualified as the statement needs
+     * @param status the state
+     * @return the SQL condition
+     */
     public static String is(String column, TaskStatus status) {
-        return column + " = " + Dialect.status(status);
+        String live = status.isFinal() ? "" : column.replaceFirst("status$", "") + Dialect.LIVE + " AND ";
+        return "(" + live + column + " = " + Dialect.status(status) + ")";
     }
 }

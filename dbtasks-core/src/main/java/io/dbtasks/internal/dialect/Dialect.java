@@ -43,6 +43,23 @@ public interface Dialect {
     }
 
     /**
+     * The condition that names the live rows of the task table (WAITING, PENDING, RUNNING): the
+     * partition of history day 0. Statements that only read or change live tasks state it, so that
+     * on a database whose task table is partitioned by history day they read the live partition
+     * alone, whatever the size of history.
+     */
+    String LIVE = "history_day = 0";
+
+    /**
+     * The history day of an instant: whole days since 1970-01-01 UTC, the partition a task finished
+     * then belongs to.
+     *
+     * @param timestamp an SQL expression of a timestamp in the dialect's own type
+     * @return an SQL expression of the day, an integer
+     */
+    String historyDay(String timestamp);
+
+    /**
      * @return an SQL expression that draws the next fencing token: greater than every token drawn
      *     before it on this database (on PostgreSQL also across a failover to an asynchronous standby)
      */
@@ -73,15 +90,70 @@ public interface Dialect {
             RowReader<T> reader)
             throws SQLException;
 
-    /**
-     * The clause to append to the task INSERT when the task has an idempotency key, so that a
-     * duplicate key inserts nothing instead of failing ({@code ""} where a failed statement does not
-     * spoil the transaction and {@link #isUniqueViolation} tells the case instead).
-     */
-    String onKeyConflictDoNothing();
-
     /** @return whether {@code e} is a unique-constraint violation */
     boolean isUniqueViolation(SQLException e);
+
+    /**
+     * Whether the task and attempt tables are partitioned by history day ({@code history_day}): the
+     * live rows in one partition, each day's finished tasks and attempts in partitions of their own,
+     * created ahead by {@link #createHistoryDays} and dropped whole by {@link #dropHistoryPartition}.
+     * Where false (H2) the tables are not partitioned and retention deletes rows.
+     *
+     * @return whether history is partitioned by day
+     */
+    default boolean partitionsHistory() {
+        return false;
+    }
+
+    /**
+     * Creates the partitions of the days {@code fromDay} to {@code toDay} (inclusive) that do not
+     * exist yet, of the task and the attempt table. Safe to call from several engines at once: one
+     * that finds a partition made meanwhile leaves it.
+     *
+     * @param c a connection in auto-commit mode
+     * @param fromDay the first day, in days since 1970-01-01 UTC
+     * @param toDay the last day, not before {@code fromDay}
+     * @return how many days got partitions
+     * @throws SQLException if the database fails
+     */
+    default int createHistoryDays(Connection c, int fromDay, int toDay) throws SQLException {
+        return 0;
+    }
+
+    /**
+     * A partition of finished tasks (and the attempt partition of the same name's days).
+     *
+     * @param name the task partition's name
+     * @param fromDay the first history day it holds; {@code -1} for the partition of the rows that
+     *     finished before history was partitioned
+     * @param toDay the day after the last it holds (exclusive)
+     */
+    record HistoryPartition(String name, int fromDay, int toDay) {}
+
+    /**
+     * @param c a connection
+     * @return the partitions of finished tasks, by their first day ascending; the live partition is
+     *     not among them
+     * @throws SQLException if the database fails
+     */
+    default List<HistoryPartition> historyPartitions(Connection c) throws SQLException {
+        return List.of();
+    }
+
+    /**
+     * Drops {@code partition} of the task table and the attempt table's partition of the same days,
+     * after deleting the idempotency keys of its tasks, in the caller's transaction where the
+     * database has transactional DDL (PostgreSQL; MariaDB commits at the DDL).
+     *
+     * @param c a connection
+     * @param partition the partition, as {@link #historyPartitions} listed it
+     * @return the keys deleted
+     * @throws SQLException if the database fails
+     * @throws UnsupportedOperationException where history is not partitioned
+     */
+    default long dropHistoryPartition(Connection c, HistoryPartition partition) throws SQLException {
+        throw new UnsupportedOperationException("history is not partitioned on " + name());
+    }
 
     /**
      * The clause that makes an INSERT into a table with one unique key insert nothing on a
@@ -394,8 +466,9 @@ public interface Dialect {
      * @return the query; its columns are the key and a count
      */
     default String pendingKeys() {
-        return "SELECT k, COUNT(*) FROM (SELECT concurrency_key AS k FROM dbtasks_task WHERE queue = ? AND status = "
-                + status(TaskStatus.PENDING) + " AND concurrency_key > ? ORDER BY concurrency_key LIMIT ?) w"
+        return "SELECT k, COUNT(*) FROM (SELECT concurrency_key AS k FROM dbtasks_task WHERE queue = ? AND " + LIVE
+                + " AND status = " + status(TaskStatus.PENDING)
+                + " AND concurrency_key > ? ORDER BY concurrency_key LIMIT ?) w"
                 + " GROUP BY k ORDER BY k";
     }
 
@@ -502,7 +575,8 @@ public interface Dialect {
      * @return an SQL boolean expression
      */
     default String dueCondition(Claimable claimable) {
-        String condition = "queue = ? AND status = " + status(TaskStatus.PENDING) + " AND run_at <= " + now();
+        String condition =
+                "queue = ? AND " + LIVE + " AND status = " + status(TaskStatus.PENDING) + " AND run_at <= " + now();
         if (claimable.kinds() != null) {
             condition += " AND kind IN ("
                     + String.join(

@@ -28,6 +28,11 @@ public final class H2Dialect implements Dialect {
     }
 
     @Override
+    public String historyDay(String timestamp) {
+        return "CAST(FLOOR(EXTRACT(EPOCH FROM " + timestamp + ") / 86400) AS INTEGER)";
+    }
+
+    @Override
     public String now() {
         return "CURRENT_TIMESTAMP(6)";
     }
@@ -130,11 +135,6 @@ public final class H2Dialect implements Dialect {
     @Override
     public Optional<String> insertReadingBack(String insert) {
         return Optional.of("SELECT " + GENERATED_COLUMNS + " FROM FINAL TABLE (" + insert + ")");
-    }
-
-    @Override
-    public String onKeyConflictDoNothing() {
-        return "";
     }
 
     @Override

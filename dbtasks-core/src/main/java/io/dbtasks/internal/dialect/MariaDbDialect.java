@@ -56,6 +56,11 @@ public final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public String historyDay(String timestamp) {
+        return "(TO_DAYS(" + timestamp + ") - 719528)";
+    }
+
+    @Override
     public String now() {
         return "UTC_TIMESTAMP(6)";
     }
@@ -114,7 +119,8 @@ public final class MariaDbDialect implements Dialect {
             }
             String in = placeholders(ids.size());
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + taskTableByKey() + " SET " + claimSetList()
-                    + " WHERE status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in + ")")) {
+                    + " WHERE " + LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in
+                    + ")")) {
                 ps.setString(1, owner);
                 ps.setLong(2, leaseMillis);
                 for (int i = 0; i < ids.size(); i++) {
@@ -126,8 +132,8 @@ public final class MariaDbDialect implements Dialect {
                 }
             }
             List<T> rows = new ArrayList<>(ids.size());
-            try (PreparedStatement ps =
-                    c.prepareStatement("SELECT " + TASK_COLUMNS + " FROM dbtasks_task WHERE id IN (" + in + ")")) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT " + TASK_COLUMNS + " FROM dbtasks_task WHERE " + LIVE + " AND id IN (" + in + ")")) {
                 for (int i = 0; i < ids.size(); i++) {
                     ps.setLong(1 + i, ids.get(i));
                 }
@@ -163,11 +169,6 @@ public final class MariaDbDialect implements Dialect {
     @Override
     public boolean insertReturning() {
         return true; // MariaDB 10.5+
-    }
-
-    @Override
-    public String onKeyConflictDoNothing() {
-        return "";
     }
 
     @Override
@@ -256,7 +257,8 @@ public final class MariaDbDialect implements Dialect {
         // pending_key (the key of a PENDING task, else NULL) follows the queue in the per-key claim
         // index, so the window reads that index's entries in key order.
         return "SELECT k, COUNT(*) FROM (SELECT pending_key AS k FROM dbtasks_task FORCE INDEX"
-                + " (dbtasks_task_key_claim_idx) WHERE queue = ? AND pending_key > ? ORDER BY pending_key LIMIT ?) w"
+                + " (dbtasks_task_key_claim_idx) WHERE queue = ? AND " + LIVE
+                + " AND pending_key > ? ORDER BY pending_key LIMIT ?) w"
                 + " GROUP BY k ORDER BY k";
     }
 

@@ -32,6 +32,11 @@ public final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String historyDay(String timestamp) {
+        return "(floor(extract(epoch FROM " + timestamp + ") / 86400))::INTEGER";
+    }
+
+    @Override
     public String now() {
         return "clock_timestamp()";
     }
@@ -96,7 +101,8 @@ public final class PostgresDialect implements Dialect {
         // EvalPlanQual recheck after a concurrent update of a candidate row) and the UPDATE then
         // takes more rows than the LIMIT: suspected cause of a claim of 10 tasks for 2 free slots
         // (ClaimAndLeaseContract on PostgreSQL, full suite, loaded machine).
-        String sql = "UPDATE dbtasks_task SET " + claimSetList() + " WHERE id = ANY(ARRAY(SELECT id FROM dbtasks_task"
+        String sql = "UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
+                + " AND id = ANY(ARRAY(SELECT id FROM dbtasks_task"
                 + " WHERE " + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER
                 + " LIMIT ? FOR UPDATE SKIP LOCKED))"
                 + " RETURNING " + TASK_COLUMNS;
@@ -260,14 +266,15 @@ public final class PostgresDialect implements Dialect {
                 + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, backoff_ms,"
                 + " error, duration_ms, worker, outcome, error_class, error_message, stack_index)),"
                 + " moved AS (UPDATE dbtasks_task t SET " + set.apply("d.backoff_ms", "d.error") + " FROM d"
-                + " WHERE t.id = d.id AND t.lease_token = d.token AND " + isRunning("t.status")
+                + " WHERE t.id = d.id AND t.lease_token = d.token AND t." + LIVE + " AND " + isRunning("t.status")
                 + (guard == null ? "" : " AND " + guard)
                 + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms,"
                 + " d.outcome, d.error_class, d.error_message, d.stack_index)"
                 + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
-                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace)"
+                + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace, history_day)"
                 + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
-                + " clock_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index]"
+                + " statement_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index],"
+                + " " + historyDay("statement_timestamp()")
                 + " FROM moved RETURNING lease_token");
     }
 
@@ -338,12 +345,13 @@ public final class PostgresDialect implements Dialect {
         String countAndStart = "WITH c AS (SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[]) WITH ORDINALITY"
                 + " AS c(id, k, lim, ord)),"
                 + " r AS (SELECT concurrency_key AS k, COUNT(*) AS n FROM dbtasks_task WHERE status = "
-                + Dialect.status(TaskStatus.RUNNING) + " AND queue = ? AND concurrency_key = ANY(?::text[])"
+                + Dialect.status(TaskStatus.RUNNING) + " AND " + LIVE
+                + " AND queue = ? AND concurrency_key = ANY(?::text[])"
                 + " GROUP BY concurrency_key),"
                 + " p AS (SELECT c.id FROM (SELECT c.id, c.k, c.lim, row_number() OVER (PARTITION BY c.k ORDER BY"
                 + " c.ord) AS rn FROM c) c LEFT JOIN r ON r.k = c.k WHERE c.lim IS NULL OR c.rn <= c.lim -"
                 + " COALESCE(r.n, 0))"
-                + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE status = "
+                + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE + " AND status = "
                 + Dialect.status(TaskStatus.PENDING) + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING "
                 + TASK_COLUMNS;
         return Optional.of(new InOrderClaim(lockAndRead, countAndStart));
@@ -392,15 +400,55 @@ public final class PostgresDialect implements Dialect {
         return true; // PostgreSQL
     }
 
-    /**
-     * Names the key index with its predicate, so that it infers both the partial unique index of
-     * migration V12 and the whole-column constraint before it (PostgreSQL infers any unique index on
-     * the column whose predicate the clause's implies, partial or not): an instance of this version
-     * runs against either schema.
-     */
     @Override
-    public String onKeyConflictDoNothing() {
-        return " ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
+    public boolean partitionsHistory() {
+        return true;
+    }
+
+    /** Through the migration's function, which runs as the tables' owner (see V30). */
+    @Override
+    public int createHistoryDays(Connection c, int fromDay, int toDay) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT dbtasks_create_history_days(?, ?)")) {
+            ps.setInt(1, fromDay);
+            ps.setInt(2, toDay);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        }
+    }
+
+    @Override
+    public List<HistoryPartition> historyPartitions(Connection c) throws SQLException {
+        List<HistoryPartition> partitions = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT p.relname FROM pg_inherits i"
+                        + " JOIN pg_class p ON p.oid = i.inhrelid WHERE i.inhparent = 'dbtasks_task'::regclass");
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String name = rs.getString(1);
+                if (name.equals("dbtasks_task_legacy")) {
+                    partitions.add(new HistoryPartition(name, -1, 0));
+                } else if (name.matches("dbtasks_task_p\\d{8}")) {
+                    int day = (int) java.time.LocalDate.parse(
+                                    name.substring("dbtasks_task_p".length()),
+                                    java.time.format.DateTimeFormatter.BASIC_ISO_DATE)
+                            .toEpochDay();
+                    partitions.add(new HistoryPartition(name, day, day + 1));
+                }
+            }
+        }
+        partitions.sort(java.util.Comparator.comparingInt(HistoryPartition::fromDay));
+        return partitions;
+    }
+
+    /** Through the migration's function, which runs as the tables' owner (see V30). */
+    @Override
+    public long dropHistoryPartition(Connection c, HistoryPartition partition) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT dbtasks_drop_history_day(?)")) {
+            ps.setInt(1, partition.fromDay());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
     }
 
     @Override
@@ -531,7 +579,7 @@ public final class PostgresDialect implements Dialect {
     public String pendingKeys() {
         // PostgreSQL has no skip scan: each step of the recursion finds the next key with one probe of
         // the per-key claim index, and the outer LIMIT ends the recursion.
-        String pending = " status = " + Dialect.status(TaskStatus.PENDING) + " AND ";
+        String pending = " " + LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING) + " AND ";
         return "WITH RECURSIVE k(key, queue) AS ((SELECT concurrency_key, queue FROM dbtasks_task WHERE queue = ? AND"
                 + pending + "concurrency_key > ? ORDER BY concurrency_key LIMIT 1) UNION ALL"
                 + " SELECT (SELECT t.concurrency_key FROM dbtasks_task t WHERE t.queue = k.queue AND t."

@@ -20,6 +20,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -66,7 +67,7 @@ public final class Enqueuer {
     private final String insertPrefix;
     private final String valuesRow;
     private final String insertSql;
-    private final String insertWithKeySql;
+    private final TaskKeys keys;
 
     public Enqueuer(
             Jdbc jdbc,
@@ -112,10 +113,10 @@ public final class Enqueuer {
                 + ", ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, "
                 + dialect.nowPlusMillis() + "), " + dialect.statementTime() + ", " + dialect.statementTime() + ")";
         this.insertSql = insertPrefix + valuesRow;
+        this.keys = new TaskKeys(dialect);
         this.stepPrefix = insertPrefix.replace(") VALUES ", ", workflow_id, step, waiting_for) VALUES ");
         this.stepRow =
                 valuesRow.replace(Dialect.status(TaskStatus.PENDING), "?").replaceFirst("\\)$", ", ?, ?, ?)");
-        this.insertWithKeySql = insertSql + dialect.onKeyConflictDoNothing();
     }
 
     /**
@@ -326,7 +327,8 @@ public final class Enqueuer {
     /** @return whether {@link #insertAll} stores {@code requests} with one statement */
     private static boolean oneStatement(List<TaskRequest> requests) {
         if (requests.size() == 1) {
-            return true;
+            // A keyed task takes two statements (its key, then the task) and so a transaction.
+            return requests.get(0).idempotencyKey() == null;
         }
         if (requests.size() > MAX_MULTI_ROW) {
             return false;
@@ -565,27 +567,17 @@ public final class Enqueuer {
         if (requests.isEmpty()) {
             return new KeyedInsert(this, 0, List.of(), Set.of());
         }
-        int inserted;
-        if (!dialect.onKeyConflictDoNothing().isEmpty()) {
-            inserted = batch(c, requests, payloadJson);
-        } else {
-            java.sql.Savepoint before = c.setSavepoint();
-            try {
-                inserted = batch(c, requests, payloadJson);
-                c.releaseSavepoint(before);
-            } catch (SQLException e) {
-                if (!isUniqueViolation(e)) {
-                    throw e;
-                }
-                c.rollback(before);
-                inserted = 0;
-                for (int k = 0; k < requests.size(); k++) {
-                    if (!insertOne(c, requests.get(k), payloadJson.get(k)).duplicate()) {
-                        inserted++;
-                    }
-                }
+        Set<String> fresh = new HashSet<>(
+                keys.claim(c, requests.stream().map(TaskRequest::idempotencyKey).toList()));
+        List<TaskRequest> toInsert = new ArrayList<>(fresh.size());
+        List<String> toInsertPayloads = new ArrayList<>(fresh.size());
+        for (int k = 0; k < requests.size(); k++) {
+            if (fresh.remove(requests.get(k).idempotencyKey())) { // the first request of a key only
+                toInsert.add(requests.get(k));
+                toInsertPayloads.add(payloadJson.get(k));
             }
         }
+        int inserted = batch(c, toInsert, toInsertPayloads);
         Set<String> queues = inserted > 0 ? requestedQueues(requests) : Set.of();
         if (inserted > 0) {
             dialect.notifyEnqueued(c, queues);
@@ -615,9 +607,7 @@ public final class Enqueuer {
         int inserted = 0;
         for (int from = 0; from < requests.size(); from += MAX_MULTI_ROW) {
             int to = Math.min(requests.size(), from + MAX_MULTI_ROW);
-            String sql = insertPrefix
-                    + String.join(", ", java.util.Collections.nCopies(to - from, valuesRow))
-                    + dialect.onKeyConflictDoNothing();
+            String sql = insertPrefix + String.join(", ", java.util.Collections.nCopies(to - from, valuesRow));
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int index = 1;
                 for (int k = from; k < to; k++) {
@@ -635,7 +625,7 @@ public final class Enqueuer {
         for (int from = 0; from < requests.size(); from += MAX_MULTI_ROW) {
             List<TaskRequest> part = requests.subList(from, Math.min(requests.size(), from + MAX_MULTI_ROW));
             try (PreparedStatement ps = c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS
-                    + " FROM dbtasks_task WHERE status = " + Dialect.status(TaskStatus.PENDING)
+                    + " FROM dbtasks_task WHERE " + Dialect.LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING)
                     + " AND attempt = 0 AND idempotency_key IN ("
                     + String.join(", ", java.util.Collections.nCopies(part.size(), "?")) + ")")) {
                 for (int k = 0; k < part.size(); k++) {
@@ -712,7 +702,10 @@ public final class Enqueuer {
 
     private EnqueueResult insertOne(Connection c, TaskRequest r, String payload) throws SQLException {
         String key = r.idempotencyKey();
-        String sql = key == null ? insertSql : insertWithKeySql;
+        if (key != null && keys.claim(c, List.of(key)).isEmpty()) {
+            return existing(c, key);
+        }
+        String sql = insertSql;
         java.util.Optional<String> readingBack = dialect.insertReadingBack(sql);
         boolean returning = readingBack.isPresent();
         try (PreparedStatement ps =
@@ -724,7 +717,7 @@ public final class Enqueuer {
                         return new EnqueueResult(inserted(generated(rs), r, payload), false);
                     }
                 }
-                return existing(c, key); // ON CONFLICT DO NOTHING inserted nothing
+                throw new SQLException("The database returned no row for the inserted task");
             }
             ps.executeUpdate();
             try (ResultSet keys = ps.getGeneratedKeys()) {
@@ -733,11 +726,6 @@ public final class Enqueuer {
                 }
                 return new EnqueueResult(select(c, "id = ?", keys.getLong(1), ""), false);
             }
-        } catch (SQLException e) {
-            if (key != null && dialect.isUniqueViolation(e)) {
-                return existing(c, key); // where a duplicate key fails the statement, not the transaction
-            }
-            throw e;
         }
     }
 

@@ -590,7 +590,7 @@ final class KeyedClaim {
 
     /** RUNNING tasks of the queue by key: every key, or only {@code keys}. */
     private Map<String, Long> runningByKey(Connection c, String queue, Set<String> keys) throws SQLException {
-        String sql = "SELECT concurrency_key, COUNT(*) FROM dbtasks_task WHERE status = "
+        String sql = "SELECT concurrency_key, COUNT(*) FROM dbtasks_task WHERE " + Dialect.LIVE + " AND status = "
                 + Dialect.status(TaskStatus.RUNNING) + " AND queue = ? AND "
                 + (keys == null ? "concurrency_key IS NOT NULL" : "concurrency_key IN (" + marks(keys.size()) + ")")
                 + " GROUP BY concurrency_key";
@@ -887,7 +887,7 @@ final class KeyedClaim {
     private Map<String, Long> oldestUnfinished(Connection c, String queue, Set<String> keys) throws SQLException {
         Map<String, Long> heads = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, MIN(id) FROM dbtasks_task"
-                + " WHERE concurrency_key IN (" + marks(keys.size()) + ") AND status IN ("
+                + " WHERE " + Dialect.LIVE + " AND concurrency_key IN (" + marks(keys.size()) + ") AND status IN ("
                 + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
                 + " AND queue = ? GROUP BY concurrency_key")) {
             int i = 1;
@@ -1029,8 +1029,8 @@ final class KeyedClaim {
             Connection c, List<Long> ids, String owner, long leaseMillis, Dialect.RowReader<T> reader)
             throws SQLException {
         String in = marks(ids.size());
-        String update = "UPDATE " + dialect.taskTableByKey() + " SET " + dialect.claimSetList() + " WHERE status = "
-                + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in + ")";
+        String update = "UPDATE " + dialect.taskTableByKey() + " SET " + dialect.claimSetList() + " WHERE "
+                + Dialect.LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING) + " AND id IN (" + in + ")";
         java.util.Optional<String> readingBack = dialect.updateReadingBack(update);
         List<T> rows = new ArrayList<>(ids.size());
         try (PreparedStatement ps = c.prepareStatement(readingBack.orElse(update))) {
@@ -1055,8 +1055,8 @@ final class KeyedClaim {
                 throw new IllegalStateException("claim locked " + ids.size() + " rows but updated " + updated);
             }
         }
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE id IN (" + in + ")")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + Dialect.TASK_COLUMNS + " FROM dbtasks_task WHERE "
+                + Dialect.LIVE + " AND id IN (" + in + ")")) {
             for (int i = 0; i < ids.size(); i++) {
                 ps.setLong(1 + i, ids.get(i));
             }

@@ -329,7 +329,7 @@ public final class JdbcLimits implements Limits {
         return jdbc.withConnection("Load of the keys of queue " + queue, c -> {
             Map<String, long[]> counts = new TreeMap<>();
             try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task"
-                    + " WHERE queue = ? AND concurrency_key IS NOT NULL AND status IN ("
+                    + " WHERE queue = ? AND " + Dialect.LIVE + " AND concurrency_key IS NOT NULL AND status IN ("
                     + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
                     + " GROUP BY concurrency_key, status")) {
                 ps.setString(1, queue);
@@ -353,8 +353,9 @@ public final class JdbcLimits implements Limits {
             String queue;
             String key;
             try (PreparedStatement ps =
-                    c.prepareStatement("SELECT queue, concurrency_key FROM dbtasks_task WHERE id = ? AND status = "
-                            + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + dialect.now())) {
+                    c.prepareStatement("SELECT queue, concurrency_key FROM dbtasks_task WHERE id = ? AND "
+                            + Dialect.LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING) + " AND run_at <= "
+                            + dialect.now())) {
                 // A task not due yet (scheduled, or backing off before a retry) waits for its time.
                 ps.setLong(1, taskId);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -390,7 +391,7 @@ public final class JdbcLimits implements Limits {
         try (PreparedStatement ps = c.prepareStatement("SELECT"
                 + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
                 + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
-                + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND status IN ("
+                + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND " + Dialect.LIVE + " AND status IN ("
                 + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
             ps.setLong(1, taskId);
             ps.setString(2, key);

@@ -341,7 +341,8 @@ public final class RateWindow {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_rate_start"
                 + " (queue, concurrency_key, started_at, task_id, expires_at)"
                 + " SELECT queue, '" + QUEUE_KEY + "', started_at, id, " + dialect.nowPlusMillis()
-                + " FROM dbtasks_task WHERE id IN (" + marks(ids.size()) + ") AND queue = ?")) {
+                + " FROM dbtasks_task WHERE " + Dialect.LIVE + " AND id IN (" + marks(ids.size())
+                + ") AND queue = ?")) {
             int i = 1;
             ps.setLong(i++, rate.periodMillis());
             for (Long id : ids) {
@@ -376,7 +377,8 @@ public final class RateWindow {
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_rate_start"
                     + " (queue, concurrency_key, started_at, task_id, expires_at)"
                     + " SELECT queue, concurrency_key, started_at, id, " + dialect.nowPlusMillis()
-                    + " FROM dbtasks_task WHERE id IN (" + marks(ids.size()) + ") AND queue = ?")) {
+                    + " FROM dbtasks_task WHERE " + Dialect.LIVE + " AND id IN (" + marks(ids.size())
+                    + ") AND queue = ?")) {
                 int i = 1;
                 ps.setLong(i++, e.getKey());
                 for (Long id : ids) {

@@ -5,6 +5,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.enqueue.TaskKeys;
 import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeaseLocks;
@@ -56,6 +57,7 @@ public final class TaskRetention {
     private final Duration guardAge;
     private final Duration inboxAge;
     private final HistoryCounts history;
+    private final HistoryPartitions partitions;
 
     public TaskRetention(
             Jdbc jdbc,
@@ -75,6 +77,7 @@ public final class TaskRetention {
         this.guardAge = guardAge;
         this.inboxAge = inboxAge;
         this.history = new HistoryCounts(dialect);
+        this.partitions = new HistoryPartitions(jdbc, dialect);
     }
 
     /** One sweep, if this engine gets the lock; failures are logged and retried at the next run. */
@@ -100,13 +103,21 @@ public final class TaskRetention {
      */
     public long sweep() {
         long start = System.nanoTime();
-        long tasks = 0;
+        long tasks = deleteWorkflows();
+        // Where history is partitioned by day, the longest age drops whole days, and only states kept
+        // shorter are deleted row by row (their rows' space returns when their day is dropped).
+        Duration longest = longestAge();
+        if (longest != null) {
+            tasks += partitions.dropOlderThan(longest);
+        }
         for (Map.Entry<TaskStatus, Duration> e : taskAges.entrySet()) {
-            if (!e.getValue().isZero()) {
+            boolean byDay = longest != null
+                    && dialect.partitionsHistory()
+                    && e.getValue().equals(longest);
+            if (!e.getValue().isZero() && !byDay) {
                 tasks += deleteTasks(e.getKey(), e.getValue());
             }
         }
-        tasks += deleteWorkflows();
         int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
         int inboxRows = inboxAge.isZero() ? 0 : inbox.deleteOlderThan(inboxAge);
         int keyRows = deleteIdleKeys();
@@ -123,6 +134,24 @@ public final class TaskRetention {
                     (System.nanoTime() - start) / 1_000_000);
         }
         return tasks + guardRows + inboxRows;
+    }
+
+    /**
+     * @return the longest retention of a finished state, or {@code null} if some finished state is
+     *     kept for ever (then no day of history is ever wholly old)
+     */
+    private Duration longestAge() {
+        Duration longest = Duration.ZERO;
+        for (TaskStatus status : TaskStatus.values()) {
+            if (status.isFinal()) {
+                Duration age = taskAges.getOrDefault(status, Duration.ZERO);
+                if (age.isZero()) {
+                    return null;
+                }
+                longest = age.compareTo(longest) > 0 ? age : longest;
+            }
+        }
+        return longest;
     }
 
     /**
@@ -244,6 +273,7 @@ public final class TaskRetention {
                 }
                 ps.executeUpdate();
             }
+            TaskKeys.deleteOf(c, ids);
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
                 bind(ps, ids);
                 deleted = ps.executeUpdate();
@@ -307,6 +337,7 @@ public final class TaskRetention {
                     ps.executeUpdate();
                 }
                 int deleted;
+                TaskKeys.deleteOf(c, ids);
                 try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
                     bind(ps, ids);
                     deleted = ps.executeUpdate();
