@@ -157,6 +157,28 @@ public abstract class EngineHarness {
         }
     }
 
+    /**
+     * Makes the finished tasks that match {@code where} look finished at {@code at}: sets their
+     * {@code finished_at} and moves them to the history day of {@code at} (on PostgreSQL first making
+     * that day's partition, as the engine would have made it ahead).
+     *
+     * @return the tasks changed
+     */
+    protected int finishedAt(Instant at, String where, Object... args) {
+        int day = (int) Math.floorDiv(at.getEpochSecond(), 86_400L);
+        if (database() == TestDatabase.POSTGRESQL) {
+            count("SELECT dbtasks_create_history_days(?, ?)", day, day);
+        }
+        Object[] all = new Object[args.length + 2];
+        all[0] = at;
+        all[1] = day;
+        System.arraycopy(args, 0, all, 2, args.length);
+        return sql(
+                "UPDATE dbtasks_task SET finished_at = ?, history_day = ? WHERE status IN ('SUCCEEDED', 'FAILED',"
+                        + " 'CANCELLED') AND (" + where + ")",
+                all);
+    }
+
     /** Makes a RUNNING task's lease end an hour ago, as if its worker had stopped heartbeating. */
     protected void expireLease(long taskId) {
         int n = sql(
