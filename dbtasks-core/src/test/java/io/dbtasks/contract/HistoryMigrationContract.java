@@ -382,6 +382,19 @@ public abstract class HistoryMigrationContract extends EngineHarness {
                 .plus(Duration.ofMinutes(30)));
     }
 
+    @Test
+    void theCountedHoursOfRowsFromBeforeThatFinishedOnADayStillKeptLeaveWithThem() {
+        // Two hours before the current one, today (UTC): an hour closed and counted, older than the
+        // hour kept, on a day whose partition stays.
+        Instant finished = Instant.now()
+                .truncatedTo(ChronoUnit.HOURS)
+                .minus(Duration.ofHours(2))
+                .plusSeconds(60);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                historyDay(finished) == historyDay(Instant.now()), "less than two hours since midnight UTC");
+        countedHoursLeaveWithTheRows(finished);
+    }
+
     /**
      * Rows finished at {@code finishedAt} before the upgrade, counted in their closed hours, then
      * removed by retention (every state kept one hour): the overview counts them no more.
