@@ -488,23 +488,26 @@ final class Ceiling implements Scenario {
      */
     private static void complete(Connection c, Database db, List<Claimed> tasks, boolean attempts) throws SQLException {
         // As the engine's settle: the row moves to its day's partition of history.
-        String set = "UPDATE dbtasks_task t SET status = 'SUCCEEDED', finished_at = " + db.now()
-                + ", history_day = " + db.historyDay(db.now()) + ", last_error = NULL,"
-                + " lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE, updated_at = " + db.now();
+        String values = "status = 'SUCCEEDED', finished_at = " + db.now() + ", history_day = "
+                + db.historyDay(db.now()) + ", last_error = NULL, lease_owner = NULL, lease_expires_at = NULL,"
+                + " cancel_requested = FALSE, updated_at = " + db.now();
+        String set = "UPDATE dbtasks_task t SET " + values;
         int updated;
         if (db == Database.POSTGRESQL) {
-            // The engine's completion; status || '' keeps the planner on the key.
-            String update = set
-                    + " FROM unnest(?::bigint[], ?::bigint[]) AS d(id, token)"
+            // The engine's completion: the rows deleted from the live partition and inserted into
+            // their day's (RowMove); status || '' keeps the planner on the key.
+            String move = "WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS d(id, token)),"
+                    + " gone AS (DELETE FROM dbtasks_task t USING d"
                     + " WHERE t.id = d.id AND t.lease_token = d.token AND t.history_day = 0"
-                    + " AND (t.status || '') = 'RUNNING'";
+                    + " AND (t.status || '') = 'RUNNING' RETURNING t.*)";
+            String insert = io.dbtasks.internal.dialect.RowMove.insertFrom(values, "gone");
             String sql = attempts
-                    ? "WITH done AS (" + update
-                            + " RETURNING t.id, t.attempt, t.queue, t.lease_token, t.started_at, t.history_day)"
+                    ? move + ", done AS (" + insert
+                            + " RETURNING id, attempt, queue, lease_token, started_at, history_day)"
                             + " INSERT INTO dbtasks_attempt (" + ATTEMPT_COLUMNS + ") SELECT id, attempt, queue,"
                             + " 'ceiling', lease_token, COALESCE(started_at, clock_timestamp()), clock_timestamp(), 0,"
                             + " 'SUCCEEDED', history_day FROM done"
-                    : update;
+                    : move + " " + insert;
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setArray(
                         1,

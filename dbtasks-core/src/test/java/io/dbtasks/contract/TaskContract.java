@@ -29,6 +29,26 @@ public abstract class TaskContract extends EngineHarness {
 
     record Order(long orderId, String operator) {}
 
+    /**
+     * A settle that moves a row into its day of history by a DELETE and an INSERT carries every
+     * column over by name ({@code Dialect.TASK_TABLE_COLUMNS}); a column missing from that list would
+     * be lost at the move.
+     */
+    @Test
+    void theTaskTablesColumnsAreTheOnesARowMoveCarries() throws Exception {
+        java.util.Set<String> columns = new java.util.TreeSet<>();
+        try (java.sql.Connection c = dataSource().getConnection();
+                java.sql.Statement s = c.createStatement();
+                java.sql.ResultSet rs = s.executeQuery("SELECT * FROM dbtasks_task WHERE 1 = 0")) {
+            java.sql.ResultSetMetaData meta = rs.getMetaData();
+            for (int i = 1; i <= meta.getColumnCount(); i++) {
+                columns.add(meta.getColumnName(i).toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        columns.remove("pending_key"); // MariaDB: generated from status and concurrency_key
+        assertThat(columns).containsExactlyInAnyOrderElementsOf(io.dbtasks.internal.dialect.Dialect.TASK_TABLE_COLUMNS);
+    }
+
     @Test
     void enqueuedTaskRunsOnceAndSucceedsWithAnAttemptRow() {
         AtomicInteger runs = new AtomicInteger();

@@ -102,7 +102,8 @@ public final class Completions {
                 dialect.settleManySql(
                                 (backoff, error) ->
                                         update.leaving(exit, backoff, error).assignments(),
-                                exit.cancelGuard())
+                                exit.cancelGuard(),
+                                exit.status().isFinal())
                         .ifPresent(sql -> oneStatement.put(exit, sql));
             }
         }

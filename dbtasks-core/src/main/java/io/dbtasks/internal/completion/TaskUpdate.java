@@ -2,6 +2,7 @@ package io.dbtasks.internal.completion;
 
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
+import io.dbtasks.internal.dialect.RowMove;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -38,14 +39,17 @@ public final class TaskUpdate {
     private final String set;
     private final String where;
     private final boolean touch;
+    /** Whether the update moves the row into a day of history ({@link #to} a final state). */
+    private final boolean moves;
 
     /** @param dialect the database's dialect, for its clock and its RUNNING test */
     public TaskUpdate(Dialect dialect) {
-        this(dialect, "", "", true);
+        this(dialect, "", "", true, false);
     }
 
-    private TaskUpdate(Dialect dialect, String set, String where, boolean touch) {
+    private TaskUpdate(Dialect dialect, String set, String where, boolean touch, boolean moves) {
         this.dialect = dialect;
+        this.moves = moves;
         this.set = set;
         this.where = where;
         this.touch = touch;
@@ -187,7 +191,7 @@ public final class TaskUpdate {
 
     /** Leaves {@code updated_at} alone: a lease renewal is not a change of the task. */
     public TaskUpdate renewal() {
-        return new TaskUpdate(dialect, set, where, false);
+        return new TaskUpdate(dialect, set, where, false, moves);
     }
 
     /**
@@ -205,12 +209,13 @@ public final class TaskUpdate {
         if (status != TaskStatus.RUNNING) {
             moved += ", lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE";
         }
-        return set(moved);
+        TaskUpdate next = set(moved);
+        return new TaskUpdate(dialect, next.set, next.where, next.touch, status.isFinal());
     }
 
     /** Adds assignments (comma-separated SQL); {@code updated_at} is written unless {@link #renewal()}. */
     public TaskUpdate set(String assignments) {
-        return new TaskUpdate(dialect, set.isEmpty() ? assignments : set + ", " + assignments, where, touch);
+        return new TaskUpdate(dialect, set.isEmpty() ? assignments : set + ", " + assignments, where, touch, moves);
     }
 
     /** The lease guard: the row is {@code id}'s, under {@code token}, and RUNNING. Binds: id, token. */
@@ -234,16 +239,59 @@ public final class TaskUpdate {
 
     /** Narrows the precondition with another SQL condition. */
     public TaskUpdate and(String condition) {
-        return new TaskUpdate(dialect, set, where.isEmpty() ? condition : where + " AND " + condition, touch);
+        return new TaskUpdate(dialect, set, where.isEmpty() ? condition : where + " AND " + condition, touch, moves);
     }
 
-    /** @return the statement */
+    /**
+     * The statement. Where the dialect moves rows between partitions by a DELETE and an INSERT
+     * ({@link Dialect#movesRowsByDeleteAndInsert()}) and this update finishes the task, it is one
+     * statement of that form ({@link RowMove}), whose parameters {@link #run} and {@link #bind} take
+     * in the same order as the UPDATE's.
+     *
+     * @return the statement
+     */
     public String sql() {
         if (set.isEmpty() || where.isEmpty()) {
             throw new IllegalStateException("a task UPDATE needs assignments and a guard");
         }
+        if (deletesAndInserts()) {
+            return "WITH moved AS (DELETE FROM dbtasks_task WHERE " + where + " RETURNING *) "
+                    + RowMove.insertFrom(assignments(), "moved");
+        }
         String table = BY_KEY.matcher(where).find() ? dialect.taskTableByKey() : "dbtasks_task";
         return "UPDATE " + table + " SET " + assignments() + " WHERE " + where;
+    }
+
+    private boolean deletesAndInserts() {
+        return moves && dialect.movesRowsByDeleteAndInsert();
+    }
+
+    /**
+     * The statement's arguments in its own order: the UPDATE's SET arguments, then its WHERE
+     * arguments; the delete-and-insert form takes the WHERE arguments first, then each assignment's
+     * in the order of the table's columns.
+     */
+    private Object[] ordered(Object[] args) {
+        if (!deletesAndInserts()) {
+            return args;
+        }
+        java.util.LinkedHashMap<String, String> values = RowMove.parse(assignments());
+        java.util.Map<String, Object[]> byColumn = new java.util.HashMap<>();
+        int next = 0;
+        for (java.util.Map.Entry<String, String> e : values.entrySet()) {
+            int n = RowMove.marks(e.getValue());
+            byColumn.put(e.getKey(), java.util.Arrays.copyOfRange(args, next, next + n));
+            next += n;
+        }
+        List<Object> out = new ArrayList<>(args.length);
+        out.addAll(java.util.Arrays.asList(args).subList(next, args.length));
+        for (String column : Dialect.TASK_TABLE_COLUMNS) {
+            Object[] own = byColumn.get(column);
+            if (own != null) {
+                out.addAll(java.util.Arrays.asList(own));
+            }
+        }
+        return out.toArray();
     }
 
     /**
@@ -259,7 +307,12 @@ public final class TaskUpdate {
         }
     }
 
-    public void bind(PreparedStatement ps, Object... args) throws SQLException {
+    /**
+     * Binds {@code args} to a statement prepared from {@link #sql()}: the SET list's arguments, then
+     * the WHERE clause's, as for the UPDATE (reordered here for the delete-and-insert form).
+     */
+    public void bind(PreparedStatement ps, Object... given) throws SQLException {
+        Object[] args = ordered(given);
         for (int i = 0; i < args.length; i++) {
             Object a = args[i];
             if (a instanceof Instant t) {

@@ -22,6 +22,61 @@ public interface Dialect {
             + " backoff_max_ms, backoff_multiplier, backoff_jitter, timeout_ms, trace_parent,"
             + " concurrency_key, workflow_id";
 
+    /**
+     * Every stored column of the task table, in the table's order: what a statement that moves a row
+     * by deleting and inserting it must carry over. A test checks it against each database's table.
+     */
+    List<String> TASK_TABLE_COLUMNS = List.of(
+            "id",
+            "queue",
+            "kind",
+            "idempotency_key",
+            "name",
+            "reference",
+            "payload",
+            "status",
+            "priority",
+            "attempt",
+            "max_attempts",
+            "backoff",
+            "backoff_initial_ms",
+            "backoff_max_ms",
+            "backoff_multiplier",
+            "backoff_jitter",
+            "timeout_ms",
+            "run_at",
+            "lease_owner",
+            "lease_token",
+            "lease_expires_at",
+            "heartbeat_at",
+            "cancel_requested",
+            "created_at",
+            "updated_at",
+            "started_at",
+            "finished_at",
+            "last_error",
+            "trace_parent",
+            "job_target",
+            "concurrency_key",
+            "workflow_id",
+            "step",
+            "waiting_for",
+            "blocked_by",
+            "result",
+            "history_day");
+
+    /**
+     * Whether an update that finishes a task is written as a DELETE of the live row and an INSERT
+     * into its day's partition, in one statement ({@code TaskUpdate.moving}), rather than an UPDATE
+     * of the partition key. PostgreSQL: a concurrent lock of a row an UPDATE moved to another
+     * partition fails with a serialization error, where a deleted row is passed over.
+     *
+     * @return whether finishing moves rows by delete and insert
+     */
+    default boolean movesRowsByDeleteAndInsert() {
+        return false;
+    }
+
     /** @return the dialect's name, also the folder of its migrations */
     String name();
 
@@ -276,10 +331,12 @@ public interface Dialect {
      *     and its own error text
      * @param guard a further condition on the task row, on its unqualified columns, or {@code null}
      *     for none
+     * @param finishes whether the exit finishes the task, which moves its row into a day of history
      * @return the statement, which returns the lease token of each attempt settled, one row each; or
      *     empty where the dialect has none
      */
-    default Optional<String> settleManySql(java.util.function.BinaryOperator<String> set, String guard) {
+    default Optional<String> settleManySql(
+            java.util.function.BinaryOperator<String> set, String guard, boolean finishes) {
         return Optional.empty();
     }
 

@@ -263,21 +263,34 @@ public final class PostgresDialect implements Dialect {
      * batch size, and its text the same for any size, so the driver prepares it once.
      */
     @Override
-    public Optional<String> settleManySql(java.util.function.BinaryOperator<String> set, String guard) {
-        return Optional.of("WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
+    public Optional<String> settleManySql(
+            java.util.function.BinaryOperator<String> set, String guard, boolean finishes) {
+        String rows = "WITH d AS (SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[],"
                 + " ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) AS d(id, token, backoff_ms,"
-                + " error, duration_ms, worker, outcome, error_class, error_message, stack_index)),"
-                + " moved AS (UPDATE dbtasks_task t SET " + set.apply("d.backoff_ms", "d.error") + " FROM d"
-                + " WHERE t.id = d.id AND t.lease_token = d.token AND t." + LIVE + " AND " + isRunning("t.status")
-                + (guard == null ? "" : " AND " + guard)
-                + " RETURNING t.id, t.attempt, t.queue, d.worker, t.lease_token, t.started_at, d.duration_ms,"
-                + " d.outcome, d.error_class, d.error_message, d.stack_index)"
-                + " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
+                + " error, duration_ms, worker, outcome, error_class, error_message, stack_index)),";
+        String held = " WHERE t.id = d.id AND t.lease_token = d.token AND t." + LIVE + " AND " + isRunning("t.status")
+                + (guard == null ? "" : " AND " + guard);
+        String attempt = " INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token, started_at,"
                 + " finished_at, duration_ms, outcome, error_class, error_message, stack_trace, history_day)"
-                + " SELECT id, attempt, queue, worker, lease_token, COALESCE(started_at, clock_timestamp()),"
-                + " statement_timestamp(), duration_ms, outcome, error_class, error_message, (?::text[])[stack_index],"
-                + " " + historyDay("statement_timestamp()")
-                + " FROM moved RETURNING lease_token");
+                + " SELECT m.id, m.attempt, m.queue, d.worker, m.lease_token, COALESCE(m.started_at, clock_timestamp()),"
+                + " statement_timestamp(), d.duration_ms, d.outcome, d.error_class, d.error_message,"
+                + " (?::text[])[d.stack_index], " + historyDay("statement_timestamp()")
+                + " FROM moved m JOIN d ON d.id = m.id RETURNING lease_token";
+        if (!finishes) {
+            return Optional.of(rows + " moved AS (UPDATE dbtasks_task t SET " + set.apply("d.backoff_ms", "d.error")
+                    + " FROM d" + held + " RETURNING t.id, t.attempt, t.queue, t.lease_token, t.started_at)" + attempt);
+        }
+        // Finishing moves the rows into their day's partition: a DELETE and an INSERT (RowMove), the
+        // INSERT's values computed from the deleted rows and their elements of d.
+        return Optional.of(rows + " gone AS (DELETE FROM dbtasks_task t USING d" + held
+                + " RETURNING t.*, d.backoff_ms, d.error), moved AS ("
+                + RowMove.insertFrom(set.apply("backoff_ms", "error"), "gone")
+                + " RETURNING id, attempt, queue, lease_token, started_at)" + attempt);
+    }
+
+    @Override
+    public boolean movesRowsByDeleteAndInsert() {
+        return true;
     }
 
     @Override

@@ -704,7 +704,15 @@ public final class Enqueuer {
     private EnqueueResult insertOne(Connection c, TaskRequest r, String payload) throws SQLException {
         String key = r.idempotencyKey();
         if (key != null && keys.claim(c, List.of(key)).isEmpty()) {
-            return existing(c, key);
+            Task task = select(c, "idempotency_key = ?", key, dialect.latestCommittedRead());
+            if (task != null) {
+                return new EnqueueResult(task, true);
+            }
+            // A committed key without a task: its task was deleted by hand, or a keyed enqueue on a
+            // connection in auto-commit mode stored the key and failed before its task. The key is free.
+            if (!keys.releaseOrphan(c, key) || keys.claim(c, List.of(key)).isEmpty()) {
+                return existing(c, key);
+            }
         }
         String sql = insertSql;
         java.util.Optional<String> readingBack = dialect.insertReadingBack(sql);

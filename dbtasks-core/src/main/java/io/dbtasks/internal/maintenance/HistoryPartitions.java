@@ -1,6 +1,8 @@
 package io.dbtasks.internal.maintenance;
 
 import io.dbtasks.DbTasksException;
+import io.dbtasks.TaskStatus;
+import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.support.Jdbc;
 import java.sql.Connection;
@@ -9,7 +11,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +47,7 @@ public final class HistoryPartitions {
 
     private final Jdbc jdbc;
     private final Dialect dialect;
+    private final HistoryCounts counts;
 
     /**
      * @param jdbc connections
@@ -51,6 +56,7 @@ public final class HistoryPartitions {
     public HistoryPartitions(Jdbc jdbc, Dialect dialect) {
         this.jdbc = jdbc;
         this.dialect = dialect;
+        this.counts = new HistoryCounts(dialect);
     }
 
     /** Makes the partitions ahead; failures are logged and retried at the next run. */
@@ -130,7 +136,8 @@ public final class HistoryPartitions {
                 return 0;
             }
             hoursFrom = Instant.EPOCH;
-            hoursTo = firstDay;
+            // Without day partitions the rows from before are all of history: every counted hour goes.
+            hoursTo = firstDay != null ? firstDay : Instant.now().plus(Duration.ofDays(1));
         }
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
@@ -151,6 +158,27 @@ public final class HistoryPartitions {
                     dialect.setInstant(ps, 2, hoursTo);
                     ps.executeUpdate();
                 }
+            }
+            if (from < 0 && hoursTo != null) {
+                // Rows from before partitioning that finished on or after the first day partition's
+                // start share their hours with that day's rows: subtract them, as a row-by-row delete does.
+                Map<HistoryCounts.Key, Long> removed = new HashMap<>();
+                try (PreparedStatement ps =
+                        c.prepareStatement("SELECT queue, status, finished_at" + in + " AND finished_at >= ?")) {
+                    ps.setInt(1, from);
+                    ps.setInt(2, to);
+                    dialect.setInstant(ps, 3, hoursTo);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            HistoryCounts.add(
+                                    removed,
+                                    rs.getString(1),
+                                    TaskStatus.valueOf(rs.getString(2)),
+                                    dialect.getInstant(rs, "finished_at"));
+                        }
+                    }
+                }
+                counts.subtract(c, removed);
             }
             long keys = dialect.dropHistoryPartition(c, partition);
             c.commit();

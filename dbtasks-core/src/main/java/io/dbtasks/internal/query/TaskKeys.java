@@ -123,6 +123,24 @@ public final class TaskKeys {
     }
 
     /**
+     * Deletes {@code key} if no task has it (a key whose task was deleted without it, or stored by a
+     * keyed enqueue in auto-commit mode that failed before its task).
+     *
+     * @param c a connection
+     * @param key the key
+     * @return whether a key row was deleted
+     * @throws SQLException if the database fails
+     */
+    public boolean releaseOrphan(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task_key WHERE idempotency_key = ? AND"
+                + " NOT EXISTS (SELECT 1 FROM dbtasks_task WHERE idempotency_key = ?)")) {
+            ps.setString(1, key);
+            ps.setString(2, key);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /**
      * Deletes the keys of the tasks {@code ids}, before the tasks themselves are deleted in the same
      * transaction.
      *

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * PostgreSQL only: the statistics check of {@link QueueTableVacuum} on a table that has outgrown its
  * statistics. PostgreSQL skips an ANALYZE by a user who does not own the table with a warning, not
  * an error; the check must notice, stop, and not try again every 500 ms. The probe table is a
- * {@code dbtasks_task} of a schema of its own, found first on the connections' search path, with
+ * {@code dbtasks_task_live} of a schema of its own, found first on the connections' search path, with
  * autovacuum off so that nothing else analyzes it meanwhile; the lease lock is the engine's own
  * {@code dbtasks_lock}.
  */
@@ -47,14 +47,14 @@ class QueueTableVacuumAnalyzeTest {
             s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
             s.execute("CREATE SCHEMA " + SCHEMA);
             s.execute(
-                    "CREATE TABLE " + SCHEMA + ".dbtasks_task (id BIGINT, pad TEXT) WITH (autovacuum_enabled = false)");
-            s.execute("ANALYZE " + SCHEMA + ".dbtasks_task"); // statistics of an empty table: 0 pages
-            s.execute("INSERT INTO " + SCHEMA + ".dbtasks_task SELECT g, repeat('x', 200)"
+                    "CREATE TABLE " + SCHEMA + ".dbtasks_task_live (id BIGINT, pad TEXT) WITH (autovacuum_enabled = false)");
+            s.execute("ANALYZE " + SCHEMA + ".dbtasks_task_live"); // statistics of an empty table: 0 pages
+            s.execute("INSERT INTO " + SCHEMA + ".dbtasks_task_live SELECT g, repeat('x', 200)"
                     + " FROM generate_series(1, 20000) g"); // about 600 pages: past 2 x 0 + 64
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + NOT_OWNER + "')"
                     + " THEN CREATE ROLE " + NOT_OWNER + " LOGIN; END IF; END $$");
             s.execute("GRANT USAGE ON SCHEMA " + SCHEMA + " TO " + NOT_OWNER);
-            s.execute("GRANT SELECT ON " + SCHEMA + ".dbtasks_task TO " + NOT_OWNER);
+            s.execute("GRANT SELECT ON " + SCHEMA + ".dbtasks_task_live TO " + NOT_OWNER);
             s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON dbtasks_lock TO " + NOT_OWNER);
             s.execute("GRANT USAGE, SELECT, UPDATE ON SEQUENCE dbtasks_token_seq TO " + NOT_OWNER);
         }
@@ -186,7 +186,7 @@ class QueueTableVacuumAnalyzeTest {
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(
-                        "SELECT relpages FROM pg_class WHERE oid = '" + SCHEMA + ".dbtasks_task'::regclass")) {
+                        "SELECT relpages FROM pg_class WHERE oid = '" + SCHEMA + ".dbtasks_task_live'::regclass")) {
             rs.next();
             return rs.getLong(1);
         }
