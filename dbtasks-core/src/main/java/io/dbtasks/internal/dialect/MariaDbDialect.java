@@ -5,10 +5,13 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,6 +23,11 @@ import java.util.Optional;
  * with a token from {@code dbtasks_token_seq}, and a SELECT reads them back (MariaDB has no {@code
  * UPDATE ... RETURNING}). Times are UTC {@code DATETIME(6)} from {@code UTC_TIMESTAMP(6)}, so the
  * session time zone does not matter.
+ *
+ * <p>The task and attempt tables are partitioned by RANGE of history day (migration V30): {@code
+ * p_legacy} (day -1), {@code p_live} (day 0), then one partition per day, {@code pYYYYMMDD}, whose
+ * bound is the next day. Partitions are added after the last one and dropped with {@code ALTER
+ * TABLE}, which needs the ALTER and DROP privileges on both tables.
  */
 public final class MariaDbDialect implements Dialect {
     private final boolean galera;
@@ -169,6 +177,159 @@ public final class MariaDbDialect implements Dialect {
     @Override
     public boolean insertReturning() {
         return true; // MariaDB 10.5+
+    }
+
+    /** The tables partitioned by history day, each with the same partitions. */
+    private static final List<String> HISTORY_TABLES = List.of("dbtasks_task", "dbtasks_attempt");
+
+    /** The live partition (history day 0) of both tables; see V30. */
+    private static final String LIVE_PARTITION = "p_live";
+
+    /** The partition of the rows that finished before history was partitioned (day -1); see V30. */
+    private static final String LEGACY_PARTITION = "p_legacy";
+
+    /** How long partition DDL waits for statements that hold the table, in seconds. */
+    private static final int DDL_LOCK_WAIT_SECONDS = 10;
+
+    private static final DateTimeFormatter DAY_NAME = DateTimeFormatter.BASIC_ISO_DATE;
+
+    @Override
+    public boolean partitionsHistory() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On MariaDB a RANGE partition can only be added after the last one, so the days before the
+     * last partition's bound are held already (by that partition or an earlier one, which holds
+     * every day from its predecessor's bound) and only the days from that bound to {@code toDay} are
+     * added, with one {@code ALTER TABLE ... ADD PARTITION} per table. Needs the ALTER privilege on
+     * both tables. An engine that adds the same days at the same time fails (duplicate partition
+     * name, or a bound not above the last); this one then leaves the days to it.
+     */
+    @Override
+    public int createHistoryDays(Connection c, int fromDay, int toDay) throws SQLException {
+        int created = 0;
+        for (String table : HISTORY_TABLES) {
+            List<Partition> partitions = partitions(c, table);
+            int bound = partitions.isEmpty()
+                    ? 1
+                    : partitions.get(partitions.size() - 1).bound();
+            List<String> days = new ArrayList<>();
+            for (int day = Math.max(fromDay, bound); day <= toDay; day++) {
+                days.add("PARTITION " + dayPartition(day) + " VALUES LESS THAN (" + (day + 1) + ")");
+            }
+            if (days.isEmpty()) {
+                continue;
+            }
+            try {
+                ddl(c, "ALTER TABLE " + table + " ADD PARTITION (" + String.join(", ", days) + ")");
+            } catch (SQLException e) {
+                // 1517: duplicate partition name; 1493: bound not above the last: added meanwhile.
+                if (e.getErrorCode() == 1517 || e.getErrorCode() == 1493) {
+                    continue;
+                }
+                throw e;
+            }
+            if (table.equals("dbtasks_task")) {
+                created = days.size();
+            }
+        }
+        return created;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>From {@code information_schema.PARTITIONS}: each partition holds the days from the previous
+     * partition's bound up to its own, so the first day partition also holds any earlier day after
+     * the live one.
+     */
+    @Override
+    public List<HistoryPartition> historyPartitions(Connection c) throws SQLException {
+        List<HistoryPartition> history = new ArrayList<>();
+        int from = -1;
+        for (Partition p : partitions(c, "dbtasks_task")) {
+            if (!p.name().equals(LIVE_PARTITION)) {
+                history.add(new HistoryPartition(p.name(), from, p.bound()));
+            }
+            from = p.bound();
+        }
+        return history;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Deletes the keys of the partition's tasks, then drops the partition of both tables with
+     * {@code ALTER TABLE ... DROP PARTITION}, which commits the caller's transaction first: the keys
+     * and the caller's earlier changes are committed even if a drop then fails. Needs the ALTER and
+     * DROP privileges on both tables.
+     */
+    @Override
+    public long dropHistoryPartition(Connection c, HistoryPartition partition) throws SQLException {
+        String name = partition.name();
+        if (!name.equals(LEGACY_PARTITION) && !name.matches("p\\d{8}")) {
+            throw new IllegalArgumentException("not a partition of history: " + name);
+        }
+        long keys;
+        try (PreparedStatement ps = c.prepareStatement("DELETE k FROM dbtasks_task_key k JOIN dbtasks_task PARTITION ("
+                + name + ") t ON t.idempotency_key = k.idempotency_key")) {
+            keys = ps.executeUpdate();
+        }
+        for (String table : HISTORY_TABLES) {
+            if (partitions(c, table).stream().anyMatch(p -> p.name().equals(name))) {
+                ddl(c, "ALTER TABLE " + table + " DROP PARTITION " + name);
+            }
+        }
+        return keys;
+    }
+
+    /** A partition of a table partitioned by history day: its name and bound (exclusive). */
+    private record Partition(String name, int bound) {}
+
+    /** @return {@code table}'s partitions in range order; empty if it is not partitioned */
+    private static List<Partition> partitions(Connection c, String table) throws SQLException {
+        List<Partition> partitions = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT PARTITION_NAME, PARTITION_DESCRIPTION"
+                + " FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+                + " AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    partitions.add(new Partition(rs.getString(1), Integer.parseInt(rs.getString(2))));
+                }
+            }
+        }
+        return partitions;
+    }
+
+    /** @return the name of the partition of {@code day}, days since 1970-01-01: pYYYYMMDD */
+    private static String dayPartition(int day) {
+        return "p" + LocalDate.ofEpochDay(day).format(DAY_NAME);
+    }
+
+    /**
+     * Runs partition DDL, waiting at most {@value #DDL_LOCK_WAIT_SECONDS} seconds for the table's
+     * metadata lock: while DDL waits for a long transaction that read or wrote the table, every new
+     * statement on the table waits behind it, so a bounded wait fails the DDL (retried at the next
+     * run) rather than stalling claims and settles.
+     */
+    private static void ddl(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            long before;
+            try (ResultSet rs = s.executeQuery("SELECT @@SESSION.lock_wait_timeout")) {
+                rs.next();
+                before = rs.getLong(1);
+            }
+            s.execute("SET SESSION lock_wait_timeout = " + DDL_LOCK_WAIT_SECONDS);
+            try {
+                s.execute(sql);
+            } finally {
+                s.execute("SET SESSION lock_wait_timeout = " + before);
+            }
+        }
     }
 
     @Override
