@@ -201,42 +201,93 @@ public final class MariaDbDialect implements Dialect {
     /**
      * {@inheritDoc}
      *
-     * <p>On MariaDB a RANGE partition can only be added after the last one, so the days before the
-     * last partition's bound are held already (by that partition or an earlier one, which holds
-     * every day from its predecessor's bound) and only the days from that bound to {@code toDay} are
-     * added, with one {@code ALTER TABLE ... ADD PARTITION} per table. Needs the ALTER privilege on
-     * both tables. An engine that adds the same days at the same time fails (duplicate partition
-     * name, or a bound not above the last); this one then leaves the days to it.
+     * <p>On MariaDB a RANGE partition holds every day from the previous partition's bound to its own,
+     * and partitions are added after the last one only: the days from the last bound to {@code toDay}
+     * are added with one {@code ALTER TABLE ... ADD PARTITION} per table. An earlier day that a
+     * partition of several days holds (such as the first day partition, which holds every day before
+     * its own) gets a partition of its own by {@code REORGANIZE PARTITION}, which copies that
+     * partition's rows; a day a partition is named for (its last) is left in it, so the days the
+     * engine makes ahead (from yesterday) never copy rows. Needs the ALTER privilege on both tables.
+     * An engine that changes the same partitions at the same time fails (duplicate partition name,
+     * bound not above the last, partition gone); this one then leaves the days to it.
      */
     @Override
     public int createHistoryDays(Connection c, int fromDay, int toDay) throws SQLException {
         int created = 0;
         for (String table : HISTORY_TABLES) {
             List<Partition> partitions = partitions(c, table);
-            int bound = partitions.isEmpty()
+            int last = partitions.isEmpty()
                     ? 1
                     : partitions.get(partitions.size() - 1).bound();
+            int made = 0;
+            for (int day = Math.max(fromDay, 1); day <= Math.min(toDay, last - 1); day++) {
+                if (splitOff(c, table, partitions, day)) {
+                    made++;
+                    partitions = partitions(c, table);
+                }
+            }
             List<String> days = new ArrayList<>();
-            for (int day = Math.max(fromDay, bound); day <= toDay; day++) {
+            for (int day = Math.max(fromDay, last); day <= toDay; day++) {
                 days.add("PARTITION " + dayPartition(day) + " VALUES LESS THAN (" + (day + 1) + ")");
             }
-            if (days.isEmpty()) {
-                continue;
-            }
-            try {
-                ddl(c, "ALTER TABLE " + table + " ADD PARTITION (" + String.join(", ", days) + ")");
-            } catch (SQLException e) {
-                // 1517: duplicate partition name; 1493: bound not above the last: added meanwhile.
-                if (e.getErrorCode() == 1517 || e.getErrorCode() == 1493) {
-                    continue;
-                }
-                throw e;
+            if (!days.isEmpty()
+                    && ddlUnlessMadeMeanwhile(
+                            c, "ALTER TABLE " + table + " ADD PARTITION (" + String.join(", ", days) + ")")) {
+                made += days.size();
             }
             if (table.equals("dbtasks_task")) {
-                created = days.size();
+                created = made;
             }
         }
         return created;
+    }
+
+    /**
+     * Gives {@code day} a partition of its own if a partition of several days that is not named for
+     * it holds it: that partition is reorganized into the days before, the day, and the days after.
+     *
+     * @return whether the partition was split
+     */
+    private static boolean splitOff(Connection c, String table, List<Partition> partitions, int day)
+            throws SQLException {
+        int from = -1;
+        for (Partition p : partitions) {
+            if (day >= from && day < p.bound()) {
+                if (from < 1 || p.bound() == day + 1) {
+                    return false; // p_legacy, p_live, or the day the partition is named for
+                }
+                List<String> parts = new ArrayList<>();
+                if (from < day) {
+                    parts.add("PARTITION " + dayPartition(day - 1) + " VALUES LESS THAN (" + day + ")");
+                }
+                parts.add("PARTITION " + dayPartition(day) + " VALUES LESS THAN (" + (day + 1) + ")");
+                parts.add("PARTITION " + p.name() + " VALUES LESS THAN (" + p.bound() + ")");
+                return ddlUnlessMadeMeanwhile(
+                        c,
+                        "ALTER TABLE " + table + " REORGANIZE PARTITION " + p.name() + " INTO ("
+                                + String.join(", ", parts) + ")");
+            }
+            from = p.bound();
+        }
+        return false;
+    }
+
+    /**
+     * @return whether {@code sql} ran; {@code false} if another engine changed the partitions first
+     *     (1517: duplicate partition name; 1493: a bound not above the last; 1507: no such partition;
+     *     1520: the ranges do not match any more)
+     */
+    private static boolean ddlUnlessMadeMeanwhile(Connection c, String sql) throws SQLException {
+        try {
+            ddl(c, sql);
+            return true;
+        } catch (SQLException e) {
+            int code = e.getErrorCode();
+            if (code == 1517 || code == 1493 || code == 1507 || code == 1520) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /**
