@@ -77,8 +77,9 @@ final class Ceiling implements Scenario {
     static final String RERUN_CONFIG = "best point rerun without attempt rows";
 
     private static final String ATTEMPT_COLUMNS =
-            "task_id, attempt, queue, worker, lease_token, started_at, finished_at, duration_ms, outcome";
-    private static final String DUE = "queue = '" + TaskTable.QUEUE + "' AND status = 'PENDING' AND run_at <= ";
+            "task_id, attempt, queue, worker, lease_token, started_at, finished_at, duration_ms, outcome, history_day";
+    private static final String DUE =
+            "queue = '" + TaskTable.QUEUE + "' AND history_day = 0 AND status = 'PENDING' AND run_at <= ";
     private static final String ORDER = " ORDER BY priority DESC, run_at, id LIMIT ?";
     /** Tells a completion writer that every claimer has finished. */
     private static final List<Claimed> END = Collections.unmodifiableList(new ArrayList<>());
@@ -407,8 +408,10 @@ final class Ceiling implements Scenario {
     private static List<Claimed> claimPostgres(Connection c, String owner, int batch) throws SQLException {
         Database db = Database.POSTGRESQL;
         // id = ANY(ARRAY(...)): the engine's claim, its subquery evaluated once.
-        String sql = "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE id = ANY(ARRAY(SELECT id FROM dbtasks_task"
-                + " WHERE " + DUE + db.now() + ORDER + " FOR UPDATE SKIP LOCKED)) RETURNING id, lease_token";
+        String sql =
+                "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE history_day = 0 AND id = ANY(ARRAY(SELECT id FROM"
+                        + " dbtasks_task"
+                        + " WHERE " + DUE + db.now() + ORDER + " FOR UPDATE SKIP LOCKED)) RETURNING id, lease_token";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, owner);
             ps.setInt(2, batch);
@@ -430,8 +433,8 @@ final class Ceiling implements Scenario {
         }
         List<Claimed> claimed = new ArrayList<>(ids.size());
         if (!ids.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE dbtasks_task SET " + claimSet(db) + " WHERE id IN (" + placeholders(ids.size()) + ")")) {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE dbtasks_task SET " + claimSet(db)
+                    + " WHERE history_day = 0 AND id IN (" + placeholders(ids.size()) + ")")) {
                 ps.setString(1, owner);
                 bind(ps, 2, ids);
                 ps.executeUpdate();
@@ -464,7 +467,7 @@ final class Ceiling implements Scenario {
                 return List.of();
             }
             String sql = "SELECT id, lease_token FROM FINAL TABLE (UPDATE dbtasks_task SET " + claimSet(db)
-                    + " WHERE status = 'PENDING' AND id IN (" + placeholders(due.size()) + "))";
+                    + " WHERE history_day = 0 AND status = 'PENDING' AND id IN (" + placeholders(due.size()) + "))";
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setString(1, owner);
                 bind(ps, 2, due);
@@ -484,20 +487,23 @@ final class Ceiling implements Scenario {
      *     elsewhere an {@code INSERT ... SELECT} of the rows just completed
      */
     private static void complete(Connection c, Database db, List<Claimed> tasks, boolean attempts) throws SQLException {
+        // As the engine's settle: the row moves to its day's partition of history.
         String set = "UPDATE dbtasks_task t SET status = 'SUCCEEDED', finished_at = " + db.now()
-                + ", last_error = NULL,"
+                + ", history_day = " + db.historyDay(db.now()) + ", last_error = NULL,"
                 + " lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE, updated_at = " + db.now();
         int updated;
         if (db == Database.POSTGRESQL) {
             // The engine's completion; status || '' keeps the planner on the key.
             String update = set
                     + " FROM unnest(?::bigint[], ?::bigint[]) AS d(id, token)"
-                    + " WHERE t.id = d.id AND t.lease_token = d.token AND (t.status || '') = 'RUNNING'";
+                    + " WHERE t.id = d.id AND t.lease_token = d.token AND t.history_day = 0"
+                    + " AND (t.status || '') = 'RUNNING'";
             String sql = attempts
-                    ? "WITH done AS (" + update + " RETURNING t.id, t.attempt, t.queue, t.lease_token, t.started_at)"
+                    ? "WITH done AS (" + update
+                            + " RETURNING t.id, t.attempt, t.queue, t.lease_token, t.started_at, t.history_day)"
                             + " INSERT INTO dbtasks_attempt (" + ATTEMPT_COLUMNS + ") SELECT id, attempt, queue,"
                             + " 'ceiling', lease_token, COALESCE(started_at, clock_timestamp()), clock_timestamp(), 0,"
-                            + " 'SUCCEEDED' FROM done"
+                            + " 'SUCCEEDED', history_day FROM done"
                     : update;
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setArray(
@@ -512,15 +518,16 @@ final class Ceiling implements Scenario {
             }
         } else {
             List<Long> ids = tasks.stream().map(Claimed::id).toList();
-            try (PreparedStatement ps = c.prepareStatement(
-                    set + " WHERE t.status = 'RUNNING' AND t.id IN (" + placeholders(ids.size()) + ")")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement(set + " WHERE t.history_day = 0 AND t.status = 'RUNNING' AND t.id IN ("
+                            + placeholders(ids.size()) + ")")) {
                 bind(ps, 1, ids);
                 updated = ps.executeUpdate();
             }
             if (attempts) {
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_attempt (" + ATTEMPT_COLUMNS
                         + ") SELECT id, attempt, queue, 'ceiling', lease_token, COALESCE(started_at, " + db.now()
-                        + "), " + db.now() + ", 0, 'SUCCEEDED' FROM dbtasks_task WHERE id IN ("
+                        + "), " + db.now() + ", 0, 'SUCCEEDED', history_day FROM dbtasks_task WHERE id IN ("
                         + placeholders(ids.size()) + ") AND status = 'SUCCEEDED'")) {
                     bind(ps, 1, ids);
                     int inserted = ps.executeUpdate();

@@ -136,4 +136,16 @@ enum Database {
 
     /** @return a DELETE of at most {@code limit} SUCCEEDED rows finished before {@code cutoff} */
     abstract String deleteFinishedBefore(String cutoff, int limit);
+
+    /**
+     * @return an SQL expression of the history day of {@code timestamp}: whole days since
+     *     1970-01-01 UTC, the engine's partition key of finished tasks
+     */
+    String historyDay(String timestamp) {
+        return switch (this) {
+            case POSTGRESQL -> "(floor(extract(epoch FROM " + timestamp + ") / 86400))::INTEGER";
+            case MARIADB -> "(TO_DAYS(" + timestamp + ") - 719528)";
+            case H2 -> "CAST(FLOOR(EXTRACT(EPOCH FROM " + timestamp + ") / 86400) AS INTEGER)";
+        };
+    }
 }

@@ -57,6 +57,7 @@ final class HistoryLoader {
      * @return the attempt rows inserted
      */
     long load(long n) throws SQLException {
+        makeDays();
         long before = maxId("dbtasks_task");
         insertTasks("dbtasks_task", n);
         long after = maxId("dbtasks_task");
@@ -80,14 +81,14 @@ final class HistoryLoader {
                 + " WHEN MOD(g.n, 100) < 97 THEN 3 ELSE 0 END";
         String sql = "INSERT INTO " + table + " (queue, kind, idempotency_key, reference, status, priority, attempt,"
                 + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter,"
-                + " run_at, created_at, updated_at, started_at, finished_at, last_error)"
+                + " run_at, created_at, updated_at, started_at, finished_at, last_error, history_day)"
                 + " SELECT CONCAT('bench-h', MOD(g.n, " + QUEUES + ")), CONCAT('bench.h', MOD(g.n * 7, " + KINDS
                 + ")), CASE WHEN MOD(g.n, 5) = 0 THEN CONCAT('hist-', g.n) END,"
                 + " CASE WHEN MOD(g.n, 3) = 0 THEN CONCAT('ref-', MOD(g.n, 100000)) END, " + status + ", 0, "
                 + attempt + ", 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + finished + ", " + finished + ", "
                 + finished + ", " + finished + ", " + finished
                 + ", CASE WHEN MOD(g.n, 100) BETWEEN 90 AND 96 THEN 'java.lang.IllegalStateException: bench failure'"
-                + " END FROM ";
+                + " END, " + db.historyDay(finished) + " FROM ";
         try (Connection c = dataSource.getConnection();
                 Statement s = c.createStatement()) {
             for (long done = 0; done < n; done += chunk) {
@@ -116,16 +117,33 @@ final class HistoryLoader {
             for (long lo = first - 1; lo < to; lo += chunk) {
                 long hi = Math.min(to, lo + chunk);
                 rows += s.executeUpdate("INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token,"
-                        + " started_at, finished_at, duration_ms, outcome, error_class, error_message)"
+                        + " started_at, finished_at, duration_ms, outcome, error_class, error_message, history_day)"
                         + " SELECT t.id, g.n, t.queue, 'bench-history', t.id, t.finished_at, t.finished_at, 5,"
                         + " CASE WHEN g.n = t.attempt THEN t.status ELSE 'FAILED' END,"
                         + " CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'java.lang.IllegalStateException'"
-                        + " END, CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'bench failure' END"
+                        + " END, CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'bench failure' END,"
+                        + " t.history_day"
                         + " FROM dbtasks_task t JOIN " + db.range(1, 3) + " ON g.n <= t.attempt"
                         + " WHERE t.id > " + lo + " AND t.id <= " + hi);
             }
         }
         return rows;
+    }
+
+    /**
+     * Makes the engine's day partitions for the days the history spans (PostgreSQL), as the engine
+     * would have made them ahead while the history accrued.
+     */
+    private void makeDays() throws SQLException {
+        if (db != Database.POSTGRESQL) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
+            String today = db.historyDay("clock_timestamp()");
+            s.executeQuery("SELECT dbtasks_create_history_days(" + today + " - " + (SPAN_DAYS + 1) + ", " + today + ")")
+                    .close();
+        }
     }
 
     private long maxId(String table) throws SQLException {
@@ -153,9 +171,11 @@ final class HistoryLoader {
                 String name = table.substring("dbtasks_".length());
                 switch (db) {
                     case POSTGRESQL -> {
-                        try (ResultSet rs = s.executeQuery("SELECT pg_table_size('" + table + "'),"
-                                + " pg_indexes_size('" + table + "'), (SELECT n_dead_tup FROM pg_stat_user_tables"
-                                + " WHERE relname = '" + table + "')")) {
+                        // Summed over the partitions (a partitioned table has no storage of its own).
+                        try (ResultSet rs = s.executeQuery("SELECT COALESCE(SUM(pg_table_size(p.relid)), 0),"
+                                + " COALESCE(SUM(pg_indexes_size(p.relid)), 0), COALESCE(SUM(st.n_dead_tup), 0)"
+                                + " FROM pg_partition_tree('" + table + "') p LEFT JOIN pg_stat_user_tables st"
+                                + " ON st.relid = p.relid WHERE p.isleaf")) {
                             rs.next();
                             sizes.put(name + ".table", rs.getLong(1));
                             sizes.put(name + ".indexes", rs.getLong(2));

@@ -44,11 +44,13 @@ final class WorkloadTasks {
         run.tasks().analyze();
     }
 
-    /** Deletes the tasks of {@code queue} and their attempts. */
+    /** Deletes the tasks of {@code queue}, their idempotency keys and their attempts. */
     static void delete(BenchRun run, String queue) throws SQLException {
         try (Connection c = run.admin().getConnection();
                 Statement s = c.createStatement()) {
             s.executeUpdate("DELETE FROM dbtasks_attempt WHERE queue = '" + queue + "'");
+            s.executeUpdate("DELETE FROM dbtasks_task_key WHERE idempotency_key IN (SELECT idempotency_key FROM"
+                    + " dbtasks_task WHERE queue = '" + queue + "' AND idempotency_key IS NOT NULL)");
             s.executeUpdate("DELETE FROM dbtasks_task WHERE queue = '" + queue + "'");
         }
     }

@@ -630,6 +630,7 @@ final class ChaosRun {
             for (String t : List.of(
                     "dbtasks_attempt",
                     "dbtasks_task",
+                    "dbtasks_task_key",
                     "dbtasks_dependency",
                     "dbtasks_workflow",
                     "dbtasks_lock",

@@ -68,7 +68,7 @@ public abstract class EngineHarness {
 
     /** Builds (not starts) an engine with fast test timings, customised by {@code config}. */
     protected DbTasks engine(Consumer<DbTasks.Builder> config) {
-        DbTasks.Builder b = DbTasks.builder(database().dataSource())
+        DbTasks.Builder b = DbTasks.builder(dataSource())
                 .pollInterval(Duration.ofMillis(50))
                 .rescueInterval(Duration.ofMillis(200))
                 .lease(Duration.ofSeconds(5))
@@ -134,7 +134,7 @@ public abstract class EngineHarness {
 
     /** Runs one SQL update with the arguments bound in order; {@link Instant}s bound as timestamps. */
     protected int sql(String update, Object... args) {
-        try (Connection c = database().dataSource().getConnection();
+        try (Connection c = dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement(update)) {
             bind(ps, args);
             return ps.executeUpdate();
@@ -145,7 +145,7 @@ public abstract class EngineHarness {
 
     /** Runs a query whose first column of the first row is a number. */
     protected long count(String query, Object... args) {
-        try (Connection c = database().dataSource().getConnection();
+        try (Connection c = dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement(query)) {
             bind(ps, args);
             try (ResultSet rs = ps.executeQuery()) {
@@ -155,6 +155,28 @@ public abstract class EngineHarness {
         } catch (SQLException e) {
             throw new IllegalStateException(query, e);
         }
+    }
+
+    /**
+     * Makes the finished tasks that match {@code where} look finished at {@code at}: sets their
+     * {@code finished_at} and moves them to the history day of {@code at} (on PostgreSQL first making
+     * that day's partition, as the engine would have made it ahead).
+     *
+     * @return the tasks changed
+     */
+    protected int finishedAt(Instant at, String where, Object... args) {
+        int day = (int) Math.floorDiv(at.getEpochSecond(), 86_400L);
+        if (database() == TestDatabase.POSTGRESQL) {
+            count("SELECT dbtasks_create_history_days(?, ?)", day, day);
+        }
+        Object[] all = new Object[args.length + 2];
+        all[0] = at;
+        all[1] = day;
+        System.arraycopy(args, 0, all, 2, args.length);
+        return sql(
+                "UPDATE dbtasks_task SET finished_at = ?, history_day = ? WHERE status IN ('SUCCEEDED', 'FAILED',"
+                        + " 'CANCELLED') AND (" + where + ")",
+                all);
     }
 
     /** Makes a RUNNING task's lease end an hour ago, as if its worker had stopped heartbeating. */
@@ -168,6 +190,58 @@ public abstract class EngineHarness {
         }
     }
 
+    /**
+     * Makes task {@code taskId} one that finished in {@code status} at {@code at}, as a settle at that
+     * instant would have left it: status, {@code finished_at} and {@code history_day} (the day of
+     * {@code at}, in days since 1970-01-01 UTC) together, the lease released; its attempts end at
+     * {@code at} too and go to the same day. Where history is partitioned by day, that day's
+     * partitions are created first, so the rows move into them.
+     *
+     * @param taskId the task
+     * @param status a finished state
+     * @param at the finish time
+     * @return the history day the task is in now
+     */
+    protected int finishAt(long taskId, TaskStatus status, Instant at) {
+        if (!status.isFinal()) {
+            throw new IllegalArgumentException(status + " is not a finished state");
+        }
+        int day = historyDay(at);
+        try (Connection c = dataSource().getConnection()) {
+            if (dialect.partitionsHistory()) {
+                dialect.createHistoryDays(c, day, day);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create the partition of day " + day, e);
+        }
+        int n = sql(
+                "UPDATE dbtasks_task SET status = ?,"
+                        + " finished_at = ?, history_day = ?, lease_owner = NULL, lease_expires_at = NULL"
+                        + " WHERE id = ?",
+                status.name(),
+                at,
+                day,
+                taskId);
+        if (n != 1) {
+            throw new IllegalStateException("no task " + taskId);
+        }
+        sql(
+                "UPDATE dbtasks_attempt SET started_at = CASE WHEN started_at > ? THEN ? ELSE started_at END,"
+                        + " finished_at = ?, history_day = ? WHERE task_id = ?",
+                at,
+                at,
+                at,
+                day,
+                taskId);
+        return day;
+    }
+
+    /** The history day of {@code at}: whole days since 1970-01-01 UTC. */
+    protected static int historyDay(Instant at) {
+        return (int) Math.floorDiv(at.getEpochSecond(), 86_400L);
+    }
+
+    /** The data source the test's engines and SQL helpers use: the database under test's pool. */
     protected DataSource dataSource() {
         return database().dataSource();
     }

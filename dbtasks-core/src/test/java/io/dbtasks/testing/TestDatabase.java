@@ -136,6 +136,7 @@ public enum TestDatabase {
                     "dbtasks_dependency",
                     "dbtasks_workflow",
                     "dbtasks_task",
+                    "dbtasks_task_key",
                     "dbtasks_once",
                     "dbtasks_inbox",
                     "dbtasks_lock",

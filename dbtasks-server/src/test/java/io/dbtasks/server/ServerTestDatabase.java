@@ -89,6 +89,7 @@ final class ServerTestDatabase {
             for (String table : List.of(
                     "dbtasks_attempt",
                     "dbtasks_task",
+                    "dbtasks_task_key",
                     "dbtasks_job",
                     "dbtasks_job_run",
                     "dbtasks_batch",

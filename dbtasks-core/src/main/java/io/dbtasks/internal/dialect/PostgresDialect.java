@@ -248,9 +248,11 @@ public final class PostgresDialect implements Dialect {
                 "SELECT COALESCE(s.n_dead_tup, 0),"
                         + " pg_relation_size(c.oid) / current_setting('block_size')::bigint, c.relpages"
                         + " FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid"
-                        + " WHERE c.oid = 'dbtasks_task'::regclass",
-                "VACUUM (ANALYZE) dbtasks_task",
-                "ANALYZE dbtasks_task"));
+                        + " WHERE c.oid = 'dbtasks_task_live'::regclass",
+                // The live partition is where claims and settles churn; history's day partitions
+                // are written once and dropped whole.
+                "VACUUM (ANALYZE) dbtasks_task_live",
+                "ANALYZE dbtasks_task_live"));
     }
 
     /**

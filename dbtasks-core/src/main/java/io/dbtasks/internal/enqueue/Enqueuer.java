@@ -9,6 +9,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.event.TaskEvent;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.execution.HandlerRegistry;
+import io.dbtasks.internal.query.TaskKeys;
 import io.dbtasks.internal.query.TaskRows;
 import io.dbtasks.internal.support.EngineConfig;
 import io.dbtasks.internal.support.Events;

@@ -5,7 +5,7 @@ import io.dbtasks.TaskStatus;
 import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
-import io.dbtasks.internal.enqueue.TaskKeys;
+import io.dbtasks.internal.query.TaskKeys;
 import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeaseLocks;

@@ -203,7 +203,7 @@ public final class TaskOperations {
                 }
             }
             int deleted;
-            io.dbtasks.internal.enqueue.TaskKeys.deleteOf(c, List.of(id));
+            TaskKeys.deleteOf(c, List.of(id));
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id = ?")) {
                 ps.setLong(1, id);
                 deleted = ps.executeUpdate();

@@ -426,10 +426,12 @@ public final class TaskSearches {
             // One branch per state, its literal inlined, so that each reads its own index (PostgreSQL:
             // the partial claim, rescue and waiting indexes) and never the finished rows.
             StringBuilder sql = new StringBuilder("SELECT queue, status, COUNT(*) AS n, MIN(run_at) AS earliest"
-                    + " FROM dbtasks_task WHERE status = " + Dialect.status(TaskStatus.PENDING)
+                    + " FROM dbtasks_task WHERE " + Dialect.LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING)
                     + " GROUP BY queue, status");
             for (TaskStatus live : List.of(TaskStatus.RUNNING, TaskStatus.WAITING)) {
-                sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE status = ")
+                sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE ")
+                        .append(Dialect.LIVE)
+                        .append(" AND status = ")
                         .append(Dialect.status(live))
                         .append(" GROUP BY queue, status");
             }
@@ -441,15 +443,24 @@ public final class TaskSearches {
                 // The state inlined, so PostgreSQL matches the partial finished-task index.
                 sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE status = ")
                         .append(Dialect.status(status))
-                        .append(countedUpTo == null ? "" : " AND finished_at >= ?")
+                        // The day bound lets a partitioned table read only the days not counted yet, plus
+                        // the rows from before partitioning (day -1, finished at any time) and day 0.
+                        .append(
+                                countedUpTo == null
+                                        ? ""
+                                        : " AND finished_at >= ? AND (history_day <= 0 OR history_day >= ?)")
                         .append(" GROUP BY queue, status");
             }
             Map<String, long[]> totals = new LinkedHashMap<>();
             Map<String, Instant> earliest = new java.util.HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
                 if (countedUpTo != null) {
-                    for (int i = 1; i <= 1 + HistoryCounts.FINISHED.size(); i++) {
-                        dialect.setInstant(ps, i, countedUpTo);
+                    int day = (int) Math.floorDiv(countedUpTo.getEpochSecond(), 86_400L);
+                    int i = 1;
+                    dialect.setInstant(ps, i++, countedUpTo);
+                    for (int k = 0; k < HistoryCounts.FINISHED.size(); k++) {
+                        dialect.setInstant(ps, i++, countedUpTo);
+                        ps.setInt(i++, day);
                     }
                 }
                 try (ResultSet rs = ps.executeQuery()) {

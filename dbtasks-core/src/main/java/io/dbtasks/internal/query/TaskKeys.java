@@ -1,4 +1,4 @@
-package io.dbtasks.internal.enqueue;
+package io.dbtasks.internal.query;
 
 import io.dbtasks.internal.dialect.Dialect;
 import java.sql.Connection;
