@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * a fresh database of its own, migrated to the version before, filled with rows as the version before wrote them,
  * then opened by an engine of this version, which migrates it to the end. Live tasks go live,
  * finished ones stay readable as the rows from before (day -1, on PostgreSQL the partition {@code
- * dbtasks_task_legacy}), keys keep refusing duplicates, and retention removes the old rows only
+ * dbtasks_task_legacy}, on MariaDB p_legacy), keys keep refusing duplicates, and retention removes the old rows only
  * once the newest of them is older than the longest age. Run once per database.
  */
 public abstract class HistoryMigrationContract extends EngineHarness {
@@ -206,8 +206,33 @@ public abstract class HistoryMigrationContract extends EngineHarness {
                 .retention(TaskStatus.CANCELLED, AGE));
     }
 
-    private boolean tableExists(String name) {
-        return count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", name) == 1;
+    private boolean mariaDb() {
+        return database() == TestDatabase.MARIADB;
+    }
+
+    /** The live partition of the task table, to read FROM. */
+    private String live() {
+        return mariaDb() ? "dbtasks_task PARTITION (p_live)" : "dbtasks_task_live";
+    }
+
+    /**
+     * The partition of {@code table} that holds the rows from before V30, to read FROM: the old table
+     * attached as a partition on PostgreSQL, the partition p_legacy on MariaDB.
+     */
+    private String legacy(String table) {
+        return mariaDb() ? table + " PARTITION (p_legacy)" : table + "_legacy";
+    }
+
+    /** Whether {@code table} still has the partition of the rows from before V30. */
+    private boolean legacyExists(String table) {
+        if (mariaDb()) {
+            return count(
+                            "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE()"
+                                    + " AND TABLE_NAME = ? AND PARTITION_NAME = 'p_legacy'",
+                            table)
+                    == 1;
+        }
+        return count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", table + "_legacy") == 1;
     }
 
     @Test
@@ -253,9 +278,10 @@ public abstract class HistoryMigrationContract extends EngineHarness {
         }
         assertThat(count("SELECT COUNT(*) FROM dbtasks_task_key")).isEqualTo(4);
         if (dialect().partitionsHistory()) {
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_live")).isEqualTo(4);
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_legacy")).isEqualTo(4);
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt_legacy")).isEqualTo(4);
+            assertThat(count("SELECT COUNT(*) FROM " + live())).isEqualTo(4);
+            assertThat(count("SELECT COUNT(*) FROM " + legacy("dbtasks_task"))).isEqualTo(4);
+            assertThat(count("SELECT COUNT(*) FROM " + legacy("dbtasks_attempt")))
+                    .isEqualTo(4);
         }
 
         // Finished tasks read as before, by id, by state, by key.
@@ -307,7 +333,7 @@ public abstract class HistoryMigrationContract extends EngineHarness {
         assertThat(count("SELECT history_day FROM dbtasks_task WHERE id = ?", failed))
                 .isZero();
         if (dialect().partitionsHistory()) {
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_live WHERE id = ?", failed))
+            assertThat(count("SELECT COUNT(*) FROM " + live() + " WHERE id = ?", failed))
                     .isEqualTo(1);
         }
 
@@ -335,7 +361,7 @@ public abstract class HistoryMigrationContract extends EngineHarness {
             assertThat(tasks.find(succeeded))
                     .as("kept with the newest of its partition")
                     .isPresent();
-            assertThat(tableExists("dbtasks_task_legacy")).isTrue();
+            assertThat(legacyExists("dbtasks_task")).isTrue();
         } else {
             assertThat(tasks.find(succeeded)).isEmpty();
         }
@@ -352,8 +378,8 @@ public abstract class HistoryMigrationContract extends EngineHarness {
             assertThat(tasks.find(id)).as("task %s", id).isEmpty();
         }
         if (dialect().partitionsHistory()) {
-            assertThat(tableExists("dbtasks_task_legacy")).isFalse();
-            assertThat(tableExists("dbtasks_attempt_legacy")).isFalse();
+            assertThat(legacyExists("dbtasks_task")).isFalse();
+            assertThat(legacyExists("dbtasks_attempt")).isFalse();
         }
         assertThat(count("SELECT COUNT(*) FROM dbtasks_attempt WHERE task_id IN (?, ?)", succeeded, recent))
                 .isZero();

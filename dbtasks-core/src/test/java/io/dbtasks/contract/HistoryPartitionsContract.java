@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * History kept by the day a task finished ({@code history_day}): reads that span days, retention by
- * day, and retries out of a day. Where the database partitions history by day (PostgreSQL) each day
+ * day, and retries out of a day. Where the database partitions history by day (PostgreSQL, MariaDB) each day
  * is a partition of its own, dropped whole; elsewhere (H2) the same rows are deleted by their age,
  * and the same behaviour holds. Run once per database.
  */
@@ -62,13 +62,38 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
                 .plus(Duration.ofHours(12));
     }
 
-    private static String partition(String table, int day) {
-        return table + "_p" + LocalDate.ofEpochDay(day).format(DateTimeFormatter.BASIC_ISO_DATE);
+    private boolean mariaDb() {
+        return dialect().name().equals("mariadb");
     }
 
-    /** Whether a table of that name exists (PostgreSQL). */
-    private boolean tableExists(String name) {
-        return count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", name) == 1;
+    private static String dayName(int day) {
+        return "p" + LocalDate.ofEpochDay(day).format(DateTimeFormatter.BASIC_ISO_DATE);
+    }
+
+    /**
+     * The rows of {@code table}'s partition of {@code day}, to read FROM: a table of its own on
+     * PostgreSQL ({@code dbtasks_task_pYYYYMMDD}), a named partition of the table on MariaDB.
+     */
+    private String partition(String table, int day) {
+        return mariaDb() ? table + " PARTITION (" + dayName(day) + ")" : table + "_" + dayName(day);
+    }
+
+    /** The live partition of the task table, to read FROM. */
+    private String live() {
+        return mariaDb() ? "dbtasks_task PARTITION (p_live)" : "dbtasks_task_live";
+    }
+
+    /** Whether {@code table} has a partition of {@code day}. */
+    private boolean partitionExists(String table, int day) {
+        if (mariaDb()) {
+            return count(
+                            "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE()"
+                                    + " AND TABLE_NAME = ? AND PARTITION_NAME = ?",
+                            table,
+                            dayName(day))
+                    == 1;
+        }
+        return count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", table + "_" + dayName(day)) == 1;
     }
 
     private long historyDayOf(long id) {
@@ -142,7 +167,7 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
             perDay.forEach((day, n) -> assertThat(count("SELECT COUNT(*) FROM " + partition("dbtasks_task", day)))
                     .as("tasks in the partition of day %s", LocalDate.ofEpochDay(day))
                     .isEqualTo(n));
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_live")).isEqualTo(2);
+            assertThat(count("SELECT COUNT(*) FROM " + live())).isEqualTo(2);
         }
     }
 
@@ -215,9 +240,9 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         assertThat(tasks.attempts(young)).hasSize(1);
         assertThat(tasks.find(live)).map(Task::status).contains(TaskStatus.PENDING);
         if (dialect().partitionsHistory()) {
-            assertThat(tableExists(partition("dbtasks_task", oldDay))).isFalse();
-            assertThat(tableExists(partition("dbtasks_attempt", oldDay))).isFalse();
-            assertThat(tableExists(partition("dbtasks_task", youngDay))).isTrue();
+            assertThat(partitionExists("dbtasks_task", oldDay)).isFalse();
+            assertThat(partitionExists("dbtasks_attempt", oldDay)).isFalse();
+            assertThat(partitionExists("dbtasks_task", youngDay)).isTrue();
             assertThat(count("SELECT COUNT(*) FROM " + partition("dbtasks_task", youngDay)))
                     .isEqualTo(1);
         }
@@ -266,7 +291,7 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         assertThat(tasks.find(b)).map(Task::status).contains(TaskStatus.WAITING);
         assertThat(tasks.workflows().find(run.id())).isPresent();
         if (dialect().partitionsHistory()) {
-            assertThat(tableExists(partition("dbtasks_task", day)))
+            assertThat(partitionExists("dbtasks_task", day))
                     .as("the day of a step of a workflow still kept")
                     .isTrue();
             assertThat(historyDayOf(a)).isEqualTo(day);
@@ -279,7 +304,7 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         assertThat(tasks.find(b)).isEmpty();
         assertThat(tasks.workflows().find(run.id())).isEmpty();
         if (dialect().partitionsHistory()) {
-            assertThat(tableExists(partition("dbtasks_task", day))).isFalse();
+            assertThat(partitionExists("dbtasks_task", day)).isFalse();
         }
     }
 
@@ -310,7 +335,7 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         assertThat(retried.finishedAt()).isNull();
         assertThat(historyDayOf(id)).as("live again").isZero();
         if (dialect().partitionsHistory()) {
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_live WHERE id = ?", id))
+            assertThat(count("SELECT COUNT(*) FROM " + live() + " WHERE id = ?", id))
                     .isEqualTo(1);
             assertThat(count("SELECT COUNT(*) FROM " + partition("dbtasks_task", oldDay) + " WHERE id = ?", id))
                     .isZero();
@@ -330,7 +355,7 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         if (dialect().partitionsHistory()) {
             assertThat(count("SELECT COUNT(*) FROM " + partition("dbtasks_task", (int) today) + " WHERE id = ?", id))
                     .isEqualTo(1);
-            assertThat(count("SELECT COUNT(*) FROM dbtasks_task_live WHERE id = ?", id))
+            assertThat(count("SELECT COUNT(*) FROM " + live() + " WHERE id = ?", id))
                     .isZero();
         }
     }

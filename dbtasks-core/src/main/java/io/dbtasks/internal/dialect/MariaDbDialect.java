@@ -5,10 +5,13 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,6 +23,11 @@ import java.util.Optional;
  * with a token from {@code dbtasks_token_seq}, and a SELECT reads them back (MariaDB has no {@code
  * UPDATE ... RETURNING}). Times are UTC {@code DATETIME(6)} from {@code UTC_TIMESTAMP(6)}, so the
  * session time zone does not matter.
+ *
+ * <p>The task and attempt tables are partitioned by RANGE of history day (migration V30): {@code
+ * p_legacy} (day -1), {@code p_live} (day 0), then one partition per day, {@code pYYYYMMDD}, whose
+ * bound is the next day. Partitions are added after the last one and dropped with {@code ALTER
+ * TABLE}, which needs the ALTER and DROP privileges on both tables.
  */
 public final class MariaDbDialect implements Dialect {
     private final boolean galera;
@@ -169,6 +177,210 @@ public final class MariaDbDialect implements Dialect {
     @Override
     public boolean insertReturning() {
         return true; // MariaDB 10.5+
+    }
+
+    /** The tables partitioned by history day, each with the same partitions. */
+    private static final List<String> HISTORY_TABLES = List.of("dbtasks_task", "dbtasks_attempt");
+
+    /** The live partition (history day 0) of both tables; see V30. */
+    private static final String LIVE_PARTITION = "p_live";
+
+    /** The partition of the rows that finished before history was partitioned (day -1); see V30. */
+    private static final String LEGACY_PARTITION = "p_legacy";
+
+    /** How long partition DDL waits for statements that hold the table, in seconds. */
+    private static final int DDL_LOCK_WAIT_SECONDS = 10;
+
+    private static final DateTimeFormatter DAY_NAME = DateTimeFormatter.BASIC_ISO_DATE;
+
+    @Override
+    public boolean partitionsHistory() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On MariaDB a RANGE partition holds every day from the previous partition's bound to its own,
+     * and partitions are added after the last one only: the days from the last bound to {@code toDay}
+     * are added with one {@code ALTER TABLE ... ADD PARTITION} per table. An earlier day that a
+     * partition of several days holds (such as the first day partition, which holds every day before
+     * its own) gets a partition of its own by {@code REORGANIZE PARTITION}, which copies that
+     * partition's rows; a day a partition is named for (its last) is left in it, so the days the
+     * engine makes ahead (from yesterday) never copy rows. Needs the ALTER privilege on both tables.
+     * An engine that changes the same partitions at the same time fails (duplicate partition name,
+     * bound not above the last, partition gone); this one then leaves the days to it.
+     */
+    @Override
+    public int createHistoryDays(Connection c, int fromDay, int toDay) throws SQLException {
+        int created = 0;
+        for (String table : HISTORY_TABLES) {
+            List<Partition> partitions = partitions(c, table);
+            int last = partitions.isEmpty()
+                    ? 1
+                    : partitions.get(partitions.size() - 1).bound();
+            int made = 0;
+            for (int day = Math.max(fromDay, 1); day <= Math.min(toDay, last - 1); day++) {
+                if (splitOff(c, table, partitions, day)) {
+                    made++;
+                    partitions = partitions(c, table);
+                }
+            }
+            List<String> days = new ArrayList<>();
+            for (int day = Math.max(fromDay, last); day <= toDay; day++) {
+                days.add("PARTITION " + dayPartition(day) + " VALUES LESS THAN (" + (day + 1) + ")");
+            }
+            if (!days.isEmpty()
+                    && ddlUnlessMadeMeanwhile(
+                            c, "ALTER TABLE " + table + " ADD PARTITION (" + String.join(", ", days) + ")")) {
+                made += days.size();
+            }
+            if (table.equals("dbtasks_task")) {
+                created = made;
+            }
+        }
+        return created;
+    }
+
+    /**
+     * Gives {@code day} a partition of its own if a partition of several days that is not named for
+     * it holds it: that partition is reorganized into the days before, the day, and the days after.
+     *
+     * @return whether the partition was split
+     */
+    private static boolean splitOff(Connection c, String table, List<Partition> partitions, int day)
+            throws SQLException {
+        int from = -1;
+        for (Partition p : partitions) {
+            if (day >= from && day < p.bound()) {
+                if (from < 1 || p.bound() == day + 1) {
+                    return false; // p_legacy, p_live, or the day the partition is named for
+                }
+                List<String> parts = new ArrayList<>();
+                if (from < day) {
+                    parts.add("PARTITION " + dayPartition(day - 1) + " VALUES LESS THAN (" + day + ")");
+                }
+                parts.add("PARTITION " + dayPartition(day) + " VALUES LESS THAN (" + (day + 1) + ")");
+                parts.add("PARTITION " + p.name() + " VALUES LESS THAN (" + p.bound() + ")");
+                return ddlUnlessMadeMeanwhile(
+                        c,
+                        "ALTER TABLE " + table + " REORGANIZE PARTITION " + p.name() + " INTO ("
+                                + String.join(", ", parts) + ")");
+            }
+            from = p.bound();
+        }
+        return false;
+    }
+
+    /**
+     * @return whether {@code sql} ran; {@code false} if another engine changed the partitions first
+     *     (1517: duplicate partition name; 1493: a bound not above the last; 1507: no such partition;
+     *     1520: the ranges do not match any more)
+     */
+    private static boolean ddlUnlessMadeMeanwhile(Connection c, String sql) throws SQLException {
+        try {
+            ddl(c, sql);
+            return true;
+        } catch (SQLException e) {
+            int code = e.getErrorCode();
+            if (code == 1517 || code == 1493 || code == 1507 || code == 1520) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>From {@code information_schema.PARTITIONS}: each partition holds the days from the previous
+     * partition's bound up to its own, so the first day partition also holds any earlier day after
+     * the live one.
+     */
+    @Override
+    public List<HistoryPartition> historyPartitions(Connection c) throws SQLException {
+        List<HistoryPartition> history = new ArrayList<>();
+        int from = -1;
+        for (Partition p : partitions(c, "dbtasks_task")) {
+            if (!p.name().equals(LIVE_PARTITION)) {
+                history.add(new HistoryPartition(p.name(), from, p.bound()));
+            }
+            from = p.bound();
+        }
+        return history;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Deletes the keys of the partition's tasks, then drops the partition of both tables with
+     * {@code ALTER TABLE ... DROP PARTITION}, which commits the caller's transaction first: the keys
+     * and the caller's earlier changes are committed even if a drop then fails. Needs the ALTER and
+     * DROP privileges on both tables.
+     */
+    @Override
+    public long dropHistoryPartition(Connection c, HistoryPartition partition) throws SQLException {
+        String name = partition.name();
+        if (!name.equals(LEGACY_PARTITION) && !name.matches("p\\d{8}")) {
+            throw new IllegalArgumentException("not a partition of history: " + name);
+        }
+        long keys;
+        try (PreparedStatement ps = c.prepareStatement("DELETE k FROM dbtasks_task_key k JOIN dbtasks_task PARTITION ("
+                + name + ") t ON t.idempotency_key = k.idempotency_key")) {
+            keys = ps.executeUpdate();
+        }
+        for (String table : HISTORY_TABLES) {
+            if (partitions(c, table).stream().anyMatch(p -> p.name().equals(name))) {
+                ddl(c, "ALTER TABLE " + table + " DROP PARTITION " + name);
+            }
+        }
+        return keys;
+    }
+
+    /** A partition of a table partitioned by history day: its name and bound (exclusive). */
+    private record Partition(String name, int bound) {}
+
+    /** @return {@code table}'s partitions in range order; empty if it is not partitioned */
+    private static List<Partition> partitions(Connection c, String table) throws SQLException {
+        List<Partition> partitions = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT PARTITION_NAME, PARTITION_DESCRIPTION"
+                + " FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+                + " AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    partitions.add(new Partition(rs.getString(1), Integer.parseInt(rs.getString(2))));
+                }
+            }
+        }
+        return partitions;
+    }
+
+    /** @return the name of the partition of {@code day}, days since 1970-01-01: pYYYYMMDD */
+    private static String dayPartition(int day) {
+        return "p" + LocalDate.ofEpochDay(day).format(DAY_NAME);
+    }
+
+    /**
+     * Runs partition DDL, waiting at most {@value #DDL_LOCK_WAIT_SECONDS} seconds for the table's
+     * metadata lock: while DDL waits for a long transaction that read or wrote the table, every new
+     * statement on the table waits behind it, so a bounded wait fails the DDL (retried at the next
+     * run) rather than stalling claims and settles.
+     */
+    private static void ddl(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            long before;
+            try (ResultSet rs = s.executeQuery("SELECT @@SESSION.lock_wait_timeout")) {
+                rs.next();
+                before = rs.getLong(1);
+            }
+            s.execute("SET SESSION lock_wait_timeout = " + DDL_LOCK_WAIT_SECONDS);
+            try {
+                s.execute(sql);
+            } finally {
+                s.execute("SET SESSION lock_wait_timeout = " + before);
+            }
+        }
     }
 
     @Override
