@@ -131,18 +131,21 @@ final class HistoryLoader {
     }
 
     /**
-     * Makes the engine's day partitions for the days the history spans (PostgreSQL), as the engine
-     * would have made them ahead while the history accrued.
+     * Makes the engine's day partitions for the days the history spans (PostgreSQL and MariaDB), as
+     * the engine would have made them ahead while the history accrued, through the engine's own
+     * dialect.
      */
     private void makeDays() throws SQLException {
-        if (db != Database.POSTGRESQL) {
+        if (db == Database.H2) {
             return;
         }
+        var dialect = io.dbtasks.internal.dialect.Dialects.detect(dataSource);
         try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement()) {
-            String today = db.historyDay("clock_timestamp()");
-            s.executeQuery("SELECT dbtasks_create_history_days(" + today + " - " + (SPAN_DAYS + 1) + ", " + today + ")")
-                    .close();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT " + db.historyDay(db.now()))) {
+            rs.next();
+            int today = rs.getInt(1);
+            dialect.createHistoryDays(c, today - SPAN_DAYS - 1, today);
         }
     }
 

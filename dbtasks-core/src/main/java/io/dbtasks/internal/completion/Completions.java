@@ -346,7 +346,9 @@ public final class Completions {
                 "Cancelled by an operator while running",
                 Attempts.Row.of(t, durationMs, AttemptOutcome.CANCELLED, error));
         Set<String> released = new java.util.HashSet<>();
-        boolean recorded = jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o), released))
+        // A deadlock victim's transaction was rolled back whole, so it may run again.
+        boolean recorded = Jdbc.retryingDeadlocks(() ->
+                        jdbc.inTransaction("Record outcome of task " + t.id(), c -> settle(c, List.of(o), released)))
                 .containsKey(t.fencingToken());
         dependents.wake(released);
         return recorded;
@@ -362,7 +364,8 @@ public final class Completions {
     public Optional<TaskStatus> handBack(Task t) {
         Outcome o = new Outcome(t, Exit.HAND_BACK, 0, null, null);
         Set<String> released = new java.util.HashSet<>();
-        TaskStatus written = jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o), released))
+        TaskStatus written = Jdbc.retryingDeadlocks(
+                        () -> jdbc.inTransaction("Hand back task " + t.id(), c -> settle(c, List.of(o), released)))
                 .get(t.fencingToken());
         dependents.wake(released);
         return Optional.ofNullable(written);

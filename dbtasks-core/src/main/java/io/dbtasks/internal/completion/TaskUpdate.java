@@ -41,15 +41,18 @@ public final class TaskUpdate {
     private final boolean touch;
     /** Whether the update moves the row into a day of history ({@link #to} a final state). */
     private final boolean moves;
+    /** Whether the guard is the lease's ({@link #held()}): the row is RUNNING under a claim. */
+    private final boolean held;
 
     /** @param dialect the database's dialect, for its clock and its RUNNING test */
     public TaskUpdate(Dialect dialect) {
-        this(dialect, "", "", true, false);
+        this(dialect, "", "", true, false, false);
     }
 
-    private TaskUpdate(Dialect dialect, String set, String where, boolean touch, boolean moves) {
+    private TaskUpdate(Dialect dialect, String set, String where, boolean touch, boolean moves, boolean held) {
         this.dialect = dialect;
         this.moves = moves;
+        this.held = held;
         this.set = set;
         this.where = where;
         this.touch = touch;
@@ -191,7 +194,7 @@ public final class TaskUpdate {
 
     /** Leaves {@code updated_at} alone: a lease renewal is not a change of the task. */
     public TaskUpdate renewal() {
-        return new TaskUpdate(dialect, set, where, false, moves);
+        return new TaskUpdate(dialect, set, where, false, moves, held);
     }
 
     /**
@@ -210,17 +213,20 @@ public final class TaskUpdate {
             moved += ", lease_owner = NULL, lease_expires_at = NULL, cancel_requested = FALSE";
         }
         TaskUpdate next = set(moved);
-        return new TaskUpdate(dialect, next.set, next.where, next.touch, status.isFinal());
+        return new TaskUpdate(dialect, next.set, next.where, next.touch, status.isFinal(), next.held);
     }
 
     /** Adds assignments (comma-separated SQL); {@code updated_at} is written unless {@link #renewal()}. */
     public TaskUpdate set(String assignments) {
-        return new TaskUpdate(dialect, set.isEmpty() ? assignments : set + ", " + assignments, where, touch, moves);
+        return new TaskUpdate(
+                dialect, set.isEmpty() ? assignments : set + ", " + assignments, where, touch, moves, held);
     }
 
     /** The lease guard: the row is {@code id}'s, under {@code token}, and RUNNING. Binds: id, token. */
     public TaskUpdate held() {
-        return and("id = ? AND lease_token = ? AND " + Dialect.LIVE + " AND " + dialect.isRunning("status"));
+        TaskUpdate guarded =
+                and("id = ? AND lease_token = ? AND " + Dialect.LIVE + " AND " + dialect.isRunning("status"));
+        return new TaskUpdate(dialect, guarded.set, guarded.where, guarded.touch, guarded.moves, true);
     }
 
     /** The row is in one of {@code statuses}; only live states also name the live partition. */
@@ -239,7 +245,8 @@ public final class TaskUpdate {
 
     /** Narrows the precondition with another SQL condition. */
     public TaskUpdate and(String condition) {
-        return new TaskUpdate(dialect, set, where.isEmpty() ? condition : where + " AND " + condition, touch, moves);
+        return new TaskUpdate(
+                dialect, set, where.isEmpty() ? condition : where + " AND " + condition, touch, moves, held);
     }
 
     /**
@@ -262,8 +269,15 @@ public final class TaskUpdate {
         return "UPDATE " + table + " SET " + assignments() + " WHERE " + where;
     }
 
+    /**
+     * Only a settle (a RUNNING row under its lease) moves by delete and insert: the readers that lock
+     * a RUNNING row either skip locked rows (claims, the rescue) or find it changed anyway. A WAITING
+     * or PENDING row another transaction may lock and must find (a dependent counted down by a step's
+     * end) moves by UPDATE, and such a reader that meets the moved row fails with a serialization error
+     * and runs again.
+     */
     private boolean deletesAndInserts() {
-        return moves && dialect.movesRowsByDeleteAndInsert();
+        return moves && held && dialect.movesRowsByDeleteAndInsert();
     }
 
     /**

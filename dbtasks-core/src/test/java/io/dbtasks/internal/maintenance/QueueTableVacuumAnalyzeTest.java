@@ -46,8 +46,8 @@ class QueueTableVacuumAnalyzeTest {
                 Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
             s.execute("CREATE SCHEMA " + SCHEMA);
-            s.execute(
-                    "CREATE TABLE " + SCHEMA + ".dbtasks_task_live (id BIGINT, pad TEXT) WITH (autovacuum_enabled = false)");
+            s.execute("CREATE TABLE " + SCHEMA
+                    + ".dbtasks_task_live (id BIGINT, pad TEXT) WITH (autovacuum_enabled = false)");
             s.execute("ANALYZE " + SCHEMA + ".dbtasks_task_live"); // statistics of an empty table: 0 pages
             s.execute("INSERT INTO " + SCHEMA + ".dbtasks_task_live SELECT g, repeat('x', 200)"
                     + " FROM generate_series(1, 20000) g"); // about 600 pages: past 2 x 0 + 64
