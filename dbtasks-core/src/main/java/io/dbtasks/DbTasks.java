@@ -252,7 +252,10 @@ public final class DbTasks implements AutoCloseable {
 
     /**
      * Counts the tasks a query matches below its cursor: one {@code COUNT(*)} (on H2 with a payload
-     * filter, a walk over the rows), so not meant for every page load.
+     * filter, a walk over the rows), so not meant for every page load. A query by queue and a
+     * finished state only (or by queue alone), without a cursor, is answered as {@link
+     * #stateCounts()} counts, from the hourly counts of finished tasks and the live rows, whatever
+     * the size of history.
      *
      * @param query the filters and the cursor
      * @return how many tasks match

@@ -111,6 +111,22 @@ public abstract class HistoryCountsContract extends EngineHarness {
 
     private void assertExact(DbTasks tasks) {
         assertThat(counted(tasks)).isEqualTo(scanned()).isNotEmpty();
+        // A count by queue and finished state (or by queue alone) is answered from the same counts.
+        for (String queue : List.of("a", "b", "c")) {
+            for (TaskStatus status : List.of(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELLED)) {
+                assertThat(tasks.count(io.dbtasks.TaskQuery.builder()
+                                .queue(queue)
+                                .status(status)
+                                .build()))
+                        .as("count of %s %s", queue, status)
+                        .isEqualTo(count(
+                                "SELECT COUNT(*) FROM dbtasks_task WHERE queue = ? AND status = ?",
+                                queue,
+                                status.name()));
+            }
+            assertThat(tasks.count(io.dbtasks.TaskQuery.builder().queue(queue).build()))
+                    .isEqualTo(count("SELECT COUNT(*) FROM dbtasks_task WHERE queue = ?", queue));
+        }
     }
 
     private long countedHours() {
