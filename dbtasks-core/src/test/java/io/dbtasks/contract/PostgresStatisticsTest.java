@@ -14,10 +14,10 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * PostgreSQL only: every column of the task table has the statistics target 10 (migration V14) and
- * the statistics of (queue, status) together the target 50 (V29), so an ANALYZE of it, which the
- * engine runs while its queues are busy, samples 15,000 rows instead of the default 30,000, and
- * still sees every status that holds a real share of the table.
+ * PostgreSQL only: every column of the task table's live partition has the statistics target 10
+ * (migrations V14, V30) and the statistics of (queue, status) together the target 50 (V29, V30), so
+ * an ANALYZE of it, which the engine runs while its queues are busy, samples 15,000 rows instead of
+ * the default 30,000, and still sees every status that holds a real share of it.
  */
 class PostgresStatisticsTest extends EngineHarness {
     @Override
@@ -26,14 +26,14 @@ class PostgresStatisticsTest extends EngineHarness {
     }
 
     @Test
-    void everyColumnOfTheTaskTableHasTheSmallTarget() {
+    void everyColumnOfTheLivePartitionHasTheSmallTarget() {
         producer(); // migrates
-        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task'::regclass"
+        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task_live'::regclass"
                         + " AND attnum > 0 AND NOT attisdropped"))
                 .isGreaterThan(20);
-        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task'::regclass"
+        assertThat(count("SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'dbtasks_task_live'::regclass"
                         + " AND attnum > 0 AND NOT attisdropped AND COALESCE(attstattarget, -1) <> 10"))
-                .as("columns of dbtasks_task left at the default statistics target (a later migration must"
+                .as("columns of dbtasks_task_live left at the default statistics target (a later migration must"
                         + " set 10 on the columns it adds)")
                 .isZero();
     }
@@ -51,7 +51,7 @@ class PostgresStatisticsTest extends EngineHarness {
         List<String> messages = new ArrayList<>();
         try (Connection c = database().dataSource().getConnection();
                 Statement s = c.createStatement()) {
-            s.execute("ANALYZE VERBOSE dbtasks_task");
+            s.execute("ANALYZE VERBOSE dbtasks_task_live");
             for (SQLWarning w = s.getWarnings(); w != null; w = w.getNextWarning()) {
                 messages.add(w.getMessage());
             }
@@ -59,7 +59,7 @@ class PostgresStatisticsTest extends EngineHarness {
         assertThat(messages).anySatisfy(m -> assertThat(m).contains("15000 rows in sample"));
         assertThat(
                         count(
-                                "SELECT COUNT(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'dbtasks_task'"
+                                "SELECT COUNT(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'dbtasks_task_live'"
                                         + " AND attname = 'status'"
                                         + " AND most_common_vals::text LIKE '%PENDING%' AND most_common_vals::text LIKE '%CANCELLED%'"))
                 .isEqualTo(1);

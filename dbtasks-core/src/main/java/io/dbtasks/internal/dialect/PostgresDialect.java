@@ -129,7 +129,8 @@ public final class PostgresDialect implements Dialect {
      */
     @Override
     public String dueCondition(Claimable claimable) {
-        String condition = "queue = ? AND status = " + Dialect.status(TaskStatus.PENDING) + " AND run_at <= " + now()
+        String condition = "queue = ? AND " + LIVE + " AND status = " + Dialect.status(TaskStatus.PENDING)
+                + " AND run_at <= " + now()
                 + (claimable.kinds() == null ? "" : " AND kind = ANY(?)");
         return claimable.jobTargets() == null
                 ? condition
@@ -275,7 +276,7 @@ public final class PostgresDialect implements Dialect {
                 + " SELECT m.id, m.attempt, m.queue, d.worker, m.lease_token, COALESCE(m.started_at, clock_timestamp()),"
                 + " statement_timestamp(), d.duration_ms, d.outcome, d.error_class, d.error_message,"
                 + " (?::text[])[d.stack_index], " + historyDay("statement_timestamp()")
-                + " FROM moved m JOIN d ON d.id = m.id RETURNING lease_token";
+                + " FROM moved m JOIN d ON d.id = m.id AND d.token = m.lease_token RETURNING lease_token";
         if (!finishes) {
             return Optional.of(rows + " moved AS (UPDATE dbtasks_task t SET " + set.apply("d.backoff_ms", "d.error")
                     + " FROM d" + held + " RETURNING t.id, t.attempt, t.queue, t.lease_token, t.started_at)" + attempt);

@@ -74,8 +74,40 @@ CREATE TABLE dbtasks_task_live PARTITION OF dbtasks_task FOR VALUES FROM (0) TO 
     autovacuum_vacuum_cost_delay = 0,
     autovacuum_analyze_scale_factor = 0.02
 );
--- See V29: the live partition holds live rows only, but queues of very different sizes still share it.
+-- The live partition's indexes carry their parents' names (dbtasks_task_live_claim_idx for
+-- dbtasks_task_claim_idx), so that plans read as before.
+DO $$
+DECLARE
+    i record;
+BEGIN
+    FOR i IN
+        SELECT c.relname AS child, p.relname AS parent
+        FROM pg_inherits h
+        JOIN pg_class c ON c.oid = h.inhrelid
+        JOIN pg_class p ON p.oid = h.inhparent
+        JOIN pg_index x ON x.indexrelid = c.oid
+        WHERE x.indrelid = 'dbtasks_task_live'::regclass
+          AND c.relname <> regexp_replace(p.relname, '^dbtasks_task_', 'dbtasks_task_live_')
+    LOOP
+        EXECUTE format('ALTER INDEX %I RENAME TO %I', i.child,
+            regexp_replace(i.parent, '^dbtasks_task_', 'dbtasks_task_live_'));
+    END LOOP;
+END $$;
+-- See V14 and V29: small samples per column, and (queue, status) together, for the live rows the
+-- claims are planned by (queues of very different sizes still share the live partition).
+DO $$
+DECLARE
+    col record;
+BEGIN
+    FOR col IN
+        SELECT attname FROM pg_attribute
+        WHERE attrelid = 'dbtasks_task_live'::regclass AND attnum > 0 AND NOT attisdropped
+    LOOP
+        EXECUTE format('ALTER TABLE dbtasks_task_live ALTER COLUMN %I SET STATISTICS 10', col.attname);
+    END LOOP;
+END $$;
 CREATE STATISTICS dbtasks_task_queue_status (mcv) ON queue, status FROM dbtasks_task_live;
+ALTER STATISTICS dbtasks_task_queue_status SET STATISTICS 50;
 
 CREATE TABLE dbtasks_attempt (
     LIKE dbtasks_attempt_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
