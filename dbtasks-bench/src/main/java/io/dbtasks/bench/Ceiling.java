@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -479,6 +480,41 @@ final class Ceiling implements Scenario {
         }
     }
 
+    /** The task table's columns, in its order, read once from the database. */
+    private static volatile List<String> taskColumns;
+
+    /**
+     * The engine's move of a row into its day of history, as plain SQL: {@code INSERT INTO
+     * dbtasks_task (every column) SELECT (each column, or its new value) FROM from}.
+     *
+     * @param values the new values, {@code column = expression, ...} with no commas inside an
+     *     expression
+     */
+    private static String moveInsert(Connection c, String values, String from) throws SQLException {
+        List<String> columns = taskColumns;
+        if (columns == null) {
+            List<String> read = new ArrayList<>();
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT * FROM dbtasks_task WHERE 1 = 0")) {
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    read.add(rs.getMetaData().getColumnName(i));
+                }
+            }
+            taskColumns = columns = List.copyOf(read);
+        }
+        java.util.Map<String, String> set = new java.util.HashMap<>();
+        for (String one : values.split(",")) {
+            int eq = one.indexOf('=');
+            set.put(one.substring(0, eq).trim(), one.substring(eq + 1).trim());
+        }
+        List<String> select = new ArrayList<>(columns.size());
+        for (String column : columns) {
+            select.add(set.getOrDefault(column, column));
+        }
+        return "INSERT INTO dbtasks_task (" + String.join(", ", columns) + ") SELECT " + String.join(", ", select)
+                + " FROM " + from;
+    }
+
     /**
      * Marks {@code tasks} SUCCEEDED in one statement, each under its own lease token, and commits.
      *
@@ -500,7 +536,7 @@ final class Ceiling implements Scenario {
                     + " gone AS (DELETE FROM dbtasks_task t USING d"
                     + " WHERE t.id = d.id AND t.lease_token = d.token AND t.history_day = 0"
                     + " AND (t.status || '') = 'RUNNING' RETURNING t.*)";
-            String insert = io.dbtasks.internal.dialect.RowMove.insertFrom(values, "gone");
+            String insert = moveInsert(c, values, "gone");
             String sql = attempts
                     ? move + ", done AS (" + insert
                             + " RETURNING id, attempt, queue, lease_token, started_at, history_day)"

@@ -131,21 +131,54 @@ final class HistoryLoader {
     }
 
     /**
-     * Makes the engine's day partitions for the days the history spans (PostgreSQL and MariaDB), as
-     * the engine would have made them ahead while the history accrued, through the engine's own
-     * dialect.
+     * Makes the engine's day partitions for the days the history spans, as the engine would have made
+     * them ahead while the history accrued: on PostgreSQL with the migration's function, on MariaDB by
+     * splitting the earlier days off the first day partition (which holds every day before its bound
+     * while the tables are still empty).
      */
     private void makeDays() throws SQLException {
         if (db == Database.H2) {
             return;
         }
-        var dialect = io.dbtasks.internal.dialect.Dialects.detect(dataSource);
         try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT " + db.historyDay(db.now()))) {
-            rs.next();
-            int today = rs.getInt(1);
-            dialect.createHistoryDays(c, today - SPAN_DAYS - 1, today);
+                Statement s = c.createStatement()) {
+            int today;
+            try (ResultSet rs = s.executeQuery("SELECT " + db.historyDay(db.now()))) {
+                rs.next();
+                today = rs.getInt(1);
+            }
+            int from = today - SPAN_DAYS - 1;
+            if (db == Database.POSTGRESQL) {
+                s.executeQuery("SELECT dbtasks_create_history_days(" + from + ", " + today + ")")
+                        .close();
+                return;
+            }
+            String first;
+            int bound;
+            try (ResultSet rs = s.executeQuery(
+                    "SELECT PARTITION_NAME, PARTITION_DESCRIPTION FROM"
+                            + " information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'dbtasks_task'"
+                            + " AND PARTITION_NAME NOT IN ('p_legacy', 'p_live') ORDER BY PARTITION_ORDINAL_POSITION LIMIT 1")) {
+                if (!rs.next()) {
+                    return;
+                }
+                first = rs.getString(1);
+                bound = Integer.parseInt(rs.getString(2).trim());
+            }
+            List<String> parts = new ArrayList<>();
+            for (int day = from; day < bound - 1; day++) {
+                parts.add("PARTITION p"
+                        + java.time.LocalDate.ofEpochDay(day).format(java.time.format.DateTimeFormatter.BASIC_ISO_DATE)
+                        + " VALUES LESS THAN (" + (day + 1) + ")");
+            }
+            if (parts.isEmpty()) {
+                return;
+            }
+            parts.add("PARTITION " + first + " VALUES LESS THAN (" + bound + ")");
+            for (String table : List.of("dbtasks_task", "dbtasks_attempt")) {
+                s.execute("ALTER TABLE " + table + " REORGANIZE PARTITION " + first + " INTO ("
+                        + String.join(", ", parts) + ")");
+            }
         }
     }
 
