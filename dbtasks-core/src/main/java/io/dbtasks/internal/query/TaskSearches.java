@@ -311,6 +311,9 @@ public final class TaskSearches {
         if (q.createdFrom() != null) {
             w.add("created_at >= ?");
             args.add(q.createdFrom());
+            // A task created then finished on its creation day or later: the days before are not read.
+            w.add(SINCE_DAY);
+            args.add(day(q.createdFrom()));
         }
         if (q.createdTo() != null) {
             w.add("created_at < ?");
@@ -383,26 +386,44 @@ public final class TaskSearches {
         return new long[] {low, high};
     }
 
+    /**
+     * The rows of the live partition (day 0), of the rows from before partitioning (day -1), and of
+     * the days from a given one on. Binds: the day. Every task created at or after an instant is
+     * among them for that instant's day, and the ids among them still rise with creation time.
+     */
+    private static final String SINCE_DAY = "(history_day <= 0 OR history_day >= ?)";
+
+    /** @return the history day of {@code t}: whole days since 1970-01-01 UTC */
+    private static int day(Instant t) {
+        return (int) Math.floorDiv(t.getEpochSecond(), 86_400L);
+    }
+
     private long firstIdCreatedAtOrAfter(Connection c, Instant t) throws SQLException {
         long min;
         long max;
-        try (PreparedStatement ps = c.prepareStatement("SELECT MIN(id), MAX(id) FROM dbtasks_task");
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            min = rs.getLong(1);
-            if (rs.wasNull()) {
-                return Long.MIN_VALUE;
+        // Only the partitions that can hold a task created at or after t: a few point reads per
+        // step however many days of history there are.
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT MIN(id), MAX(id) FROM dbtasks_task WHERE " + SINCE_DAY)) {
+            ps.setInt(1, day(t));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                min = rs.getLong(1);
+                if (rs.wasNull()) {
+                    return Long.MIN_VALUE;
+                }
+                max = rs.getLong(2);
             }
-            max = rs.getLong(2);
         }
         long lo = min;
         long hi = max + 1;
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT id, created_at FROM dbtasks_task WHERE id >= ? ORDER BY id LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT id, created_at FROM dbtasks_task WHERE id >= ? AND " + SINCE_DAY + " ORDER BY id LIMIT ?")) {
             while (lo < hi) {
                 long mid = lo + (hi - lo) / 2;
                 ps.setLong(1, mid);
-                ps.setInt(2, 1);
+                ps.setInt(2, day(t));
+                ps.setInt(3, 1);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
                         hi = mid;
