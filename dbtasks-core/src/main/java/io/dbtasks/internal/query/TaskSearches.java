@@ -312,8 +312,7 @@ public final class TaskSearches {
             w.add("created_at >= ?");
             args.add(q.createdFrom());
             // A task created then finished on its creation day or later: the days before are not read.
-            w.add(SINCE_DAY);
-            args.add(day(q.createdFrom()));
+            w.add(sinceDay(q.createdFrom()));
         }
         if (q.createdTo() != null) {
             w.add("created_at < ?");
@@ -388,10 +387,14 @@ public final class TaskSearches {
 
     /**
      * The rows of the live partition (day 0), of the rows from before partitioning (day -1), and of
-     * the days from a given one on. Binds: the day. Every task created at or after an instant is
-     * among them for that instant's day, and the ids among them still rise with creation time.
+     * the days from {@code t}'s on. Every task created at or after {@code t} is among them, and the
+     * ids among them still rise with creation time. The day is written into the statement (an
+     * integer computed here, not input), so that PostgreSQL prunes the other days' partitions when
+     * it plans the statement rather than planning every partition first.
      */
-    private static final String SINCE_DAY = "(history_day <= 0 OR history_day >= ?)";
+    static String sinceDay(Instant t) {
+        return "(history_day <= 0 OR history_day >= " + day(t) + ")";
+    }
 
     /** @return the history day of {@code t}: whole days since 1970-01-01 UTC */
     private static int day(Instant t) {
@@ -404,8 +407,7 @@ public final class TaskSearches {
         // Only the partitions that can hold a task created at or after t: a few point reads per
         // step however many days of history there are.
         try (PreparedStatement ps =
-                c.prepareStatement("SELECT MIN(id), MAX(id) FROM dbtasks_task WHERE " + SINCE_DAY)) {
-            ps.setInt(1, day(t));
+                c.prepareStatement("SELECT MIN(id), MAX(id) FROM dbtasks_task WHERE " + sinceDay(t))) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 min = rs.getLong(1);
@@ -418,12 +420,11 @@ public final class TaskSearches {
         long lo = min;
         long hi = max + 1;
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT id, created_at FROM dbtasks_task WHERE id >= ? AND " + SINCE_DAY + " ORDER BY id LIMIT ?")) {
+                "SELECT id, created_at FROM dbtasks_task WHERE id >= ? AND " + sinceDay(t) + " ORDER BY id LIMIT ?")) {
             while (lo < hi) {
                 long mid = lo + (hi - lo) / 2;
                 ps.setLong(1, mid);
-                ps.setInt(2, day(t));
-                ps.setInt(3, 1);
+                ps.setInt(2, 1);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
                         hi = mid;
@@ -494,23 +495,17 @@ public final class TaskSearches {
                 sql.append(" UNION ALL SELECT queue, status, COUNT(*), NULL FROM dbtasks_task WHERE status = ")
                         .append(Dialect.status(status))
                         // The day bound lets a partitioned table read only the days not counted yet, plus
-                        // the rows from before partitioning (day -1, finished at any time) and day 0.
-                        .append(
-                                countedUpTo == null
-                                        ? ""
-                                        : " AND finished_at >= ? AND (history_day <= 0 OR history_day >= ?)")
+                        // the rows from before partitioning (day -1, finished at any time) and day 0,
+                        // pruned when the statement is planned.
+                        .append(countedUpTo == null ? "" : " AND finished_at >= ? AND " + sinceDay(countedUpTo))
                         .append(" GROUP BY queue, status");
             }
             Map<String, long[]> totals = new LinkedHashMap<>();
             Map<String, Instant> earliest = new java.util.HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
                 if (countedUpTo != null) {
-                    int day = (int) Math.floorDiv(countedUpTo.getEpochSecond(), 86_400L);
-                    int i = 1;
-                    dialect.setInstant(ps, i++, countedUpTo);
-                    for (int k = 0; k < HistoryCounts.FINISHED.size(); k++) {
-                        dialect.setInstant(ps, i++, countedUpTo);
-                        ps.setInt(i++, day);
+                    for (int i = 1; i <= 1 + HistoryCounts.FINISHED.size(); i++) {
+                        dialect.setInstant(ps, i, countedUpTo);
                     }
                 }
                 try (ResultSet rs = ps.executeQuery()) {
