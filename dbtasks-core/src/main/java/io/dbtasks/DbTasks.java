@@ -818,6 +818,7 @@ public final class DbTasks implements AutoCloseable {
                 TaskStatus.SUCCEEDED, DEFAULT_SUCCEEDED_RETENTION,
                 TaskStatus.FAILED, DEFAULT_FAILED_RETENTION,
                 TaskStatus.CANCELLED, DEFAULT_FAILED_RETENTION));
+        private final Map<String, Map<TaskStatus, Duration>> queueRetention = new java.util.LinkedHashMap<>();
         private Duration guardRetention = Duration.ZERO;
         private final Map<String, Duration> longRunningByKind = new LinkedHashMap<>();
         private final Map<String, Duration> longRunningByQueue = new LinkedHashMap<>();
@@ -1332,7 +1333,9 @@ public final class DbTasks implements AutoCloseable {
 
         /**
          * How long tasks that finished in {@code status} are kept, counted from their finish time.
-         * Defaults: SUCCEEDED 7 days, FAILED and CANCELLED 30 days.
+         * Defaults: SUCCEEDED 7 days, FAILED and CANCELLED 30 days. A queue may keep a state for a
+         * different age ({@link #retention(String, TaskStatus, Duration)}); this age applies to the
+         * queues that do not.
          *
          * @param status SUCCEEDED, FAILED or CANCELLED
          * @param age the age past which they are deleted; {@link Duration#ZERO} keeps them forever
@@ -1343,13 +1346,51 @@ public final class DbTasks implements AutoCloseable {
         public Builder retention(TaskStatus status, Duration age) {
             Objects.requireNonNull(status, "status");
             Objects.requireNonNull(age, "age");
-            if (status == TaskStatus.PENDING || status == TaskStatus.RUNNING) {
+            if (!status.isFinal()) {
                 throw new IllegalArgumentException("retention applies to finished tasks only, not " + status);
             }
             if (age.isNegative()) {
                 throw new IllegalArgumentException("retention age must not be negative, got " + age);
             }
             taskRetention.put(status, age);
+            return this;
+        }
+
+        /**
+         * How long tasks of {@code queue} that finished in {@code status} are kept, counted from their
+         * finish time; overrides {@link #retention(TaskStatus, Duration)} for that queue and state
+         * only (the queue's other finished states keep the engine-wide age). Setting the same queue
+         * and state again replaces the earlier age.
+         *
+         * <p>Where history is partitioned by day (PostgreSQL, MariaDB), a day is dropped whole only
+         * once it is older than the longest age of any finished state in any queue, overrides
+         * included, and an age of {@link Duration#ZERO} anywhere keeps every day. A queue kept longer
+         * than the defaults therefore keeps the days it has rows in, and the other queues' rows in those
+         * days are deleted row by row in batches instead of by dropping the day: more database work per
+         * sweep, and their space is returned only when the day is dropped.
+         *
+         * @param queue the queue, as tasks name it; not blank
+         * @param status SUCCEEDED, FAILED or CANCELLED
+         * @param age the age past which that queue's tasks in {@code status} are deleted; {@link
+         *     Duration#ZERO} keeps them forever
+         * @return this
+         * @throws NullPointerException if an argument is {@code null}
+         * @throws IllegalArgumentException if {@code queue} is blank or not a valid queue name, {@code
+         *     status} is not a finished status or {@code age} is negative
+         */
+        public Builder retention(String queue, TaskStatus status, Duration age) {
+            requireName(queue, "queue");
+            Objects.requireNonNull(status, "status");
+            Objects.requireNonNull(age, "age");
+            if (!status.isFinal()) {
+                throw new IllegalArgumentException("retention applies to finished tasks only, not " + status);
+            }
+            if (age.isNegative()) {
+                throw new IllegalArgumentException("retention age must not be negative, got " + age);
+            }
+            queueRetention
+                    .computeIfAbsent(queue, q -> new java.util.EnumMap<>(TaskStatus.class))
+                    .put(status, age);
             return this;
         }
 
@@ -1587,6 +1628,7 @@ public final class DbTasks implements AutoCloseable {
                     transactionPooling,
                     retentionInterval,
                     taskRetention,
+                    queueRetention,
                     guardRetention,
                     inboxRetention,
                     longRunningByKind,

@@ -229,6 +229,7 @@ public final class Engine {
                 guards,
                 inbox,
                 settings.taskRetention(),
+                settings.queueRetention(),
                 settings.guardRetention(),
                 settings.inboxRetention());
 

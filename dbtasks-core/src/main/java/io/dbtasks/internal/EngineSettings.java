@@ -21,6 +21,8 @@ import java.util.function.Supplier;
  * @param transactionPooling whether the connections go through a transaction pooler; null to detect
  * @param retentionInterval how often to sweep finished rows; zero for never
  * @param taskRetention age of finished tasks by status; a zero age keeps that status
+ * @param queueRetention ages of finished tasks by queue and status that override {@code
+ *     taskRetention} for that queue; a zero age keeps that queue's tasks in that status
  * @param guardRetention age of finished run-once guard rows; zero keeps them
  * @param inboxRetention age of inbox records; zero keeps them
  * @param longRunningByKind long-running thresholds by kind; win over the queue's and the engine's
@@ -39,6 +41,7 @@ public record EngineSettings(
         Boolean transactionPooling,
         Duration retentionInterval,
         Map<TaskStatus, Duration> taskRetention,
+        Map<String, Map<TaskStatus, Duration>> queueRetention,
         Duration guardRetention,
         Duration inboxRetention,
         Map<String, Duration> longRunningByKind,
@@ -53,6 +56,9 @@ public record EngineSettings(
         Objects.requireNonNull(schedules, "schedules");
         Objects.requireNonNull(retentionInterval, "retentionInterval");
         taskRetention = Map.copyOf(taskRetention);
+        Map<String, Map<TaskStatus, Duration>> byQueue = new java.util.LinkedHashMap<>();
+        queueRetention.forEach((queue, ages) -> byQueue.put(queue, Map.copyOf(ages)));
+        queueRetention = java.util.Collections.unmodifiableMap(byQueue);
         Objects.requireNonNull(guardRetention, "guardRetention");
         Objects.requireNonNull(inboxRetention, "inboxRetention");
         longRunningByKind = Map.copyOf(longRunningByKind);

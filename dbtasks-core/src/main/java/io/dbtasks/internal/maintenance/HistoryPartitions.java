@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The day partitions of history, where the dialect partitions it ({@link
  * Dialect#partitionsHistory()}): made ahead of the days they will hold, and dropped whole once
- * every task in them is older than the longest retention.
+ * every task in them is older than the longest retention of any finished state in any queue
+ * (per-queue ages included).
  *
  * <p>Ahead: each run makes the partitions of yesterday to {@value #DAYS_AHEAD} days ahead, by the
  * database clock, that are missing, so a settle always finds its day's partition while any engine has
@@ -89,7 +90,7 @@ public final class HistoryPartitions {
      * workflow's step stays. The partition of the rows from before partitioning goes once its newest
      * row is older than {@code age}.
      *
-     * @param age the longest retention of a finished state, positive
+     * @param age the longest retention of a finished state in any queue, positive
      * @return the finished tasks dropped with their partitions
      * @throws DbTasksException if the database fails; partitions dropped before stay dropped
      */

@@ -38,6 +38,13 @@ import org.slf4j.LoggerFactory;
  * again ({@link Jdbc#retryingDeadlocks}): it deletes only what it locked itself, so running it again
  * is safe, and a sweep called through the API does not fail on a conflict the database resolved.
  *
+ * <p>Ages are by finished state, and a queue may override a state's age for itself. A state's
+ * default age deletes the rows of every queue without an override for that state ({@code queue NOT
+ * IN (...)}); each override deletes its queue's rows by its own age, through the same batches. Where
+ * history is partitioned by day, a day is dropped whole only once it is older than the longest age of
+ * any state in any queue; rows kept shorter go row by row first. A workflow's step is old by the age of
+ * its own queue and state, and the workflow goes whole once every step is old.
+ *
  * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
  * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
  * for a later sweep, so the sweep never makes a claim wait, and a claim that finds a row gone creates
@@ -54,6 +61,7 @@ public final class TaskRetention {
     private final RunOnceGuards guards;
     private final Inbox inbox;
     private final Map<TaskStatus, Duration> taskAges;
+    private final Map<String, Map<TaskStatus, Duration>> queueAges;
     private final Duration guardAge;
     private final Duration inboxAge;
     private final HistoryCounts history;
@@ -66,6 +74,7 @@ public final class TaskRetention {
             RunOnceGuards guards,
             Inbox inbox,
             Map<TaskStatus, Duration> taskAges,
+            Map<String, Map<TaskStatus, Duration>> queueAges,
             Duration guardAge,
             Duration inboxAge) {
         this.jdbc = jdbc;
@@ -74,6 +83,7 @@ public final class TaskRetention {
         this.guards = guards;
         this.inbox = inbox;
         this.taskAges = taskAges;
+        this.queueAges = queueAges;
         this.guardAge = guardAge;
         this.inboxAge = inboxAge;
         this.history = new HistoryCounts(dialect);
@@ -104,18 +114,27 @@ public final class TaskRetention {
     public long sweep() {
         long start = System.nanoTime();
         long tasks = deleteWorkflows();
-        // Where history is partitioned by day, the longest age drops whole days, and only states kept
-        // shorter are deleted row by row (their rows' space returns when their day is dropped).
+        // Where history is partitioned by day, the longest age (over states and queues) drops whole
+        // days, and only rows kept shorter are deleted row by row (their space returns when their day
+        // is dropped).
         Duration longest = longestAge();
         if (longest != null) {
             tasks += partitions.dropOlderThan(longest);
         }
-        for (Map.Entry<TaskStatus, Duration> e : taskAges.entrySet()) {
-            boolean byDay = longest != null
-                    && dialect.partitionsHistory()
-                    && e.getValue().equals(longest);
-            if (!e.getValue().isZero() && !byDay) {
-                tasks += deleteTasks(e.getKey(), e.getValue());
+        for (TaskStatus status : TaskStatus.values()) {
+            if (!status.isFinal()) {
+                continue;
+            }
+            List<String> overridden = overridden(status);
+            Duration age = taskAges.getOrDefault(status, Duration.ZERO);
+            if (!age.isZero() && !byDay(age, longest)) {
+                tasks += deleteTasks(status, age, null, overridden);
+            }
+            for (String queue : overridden) {
+                Duration queueAge = queueAges.get(queue).get(status);
+                if (!queueAge.isZero() && !byDay(queueAge, longest)) {
+                    tasks += deleteTasks(status, queueAge, queue, List.of());
+                }
             }
         }
         int guardRows = guardAge.isZero() ? 0 : guards.deleteOlderThan(guardAge);
@@ -136,27 +155,55 @@ public final class TaskRetention {
         return tasks + guardRows + inboxRows;
     }
 
+    /** @return whether rows kept {@code age} leave with their day's partition, not row by row */
+    private boolean byDay(Duration age, Duration longest) {
+        return longest != null && dialect.partitionsHistory() && age.equals(longest);
+    }
+
+    /** @return the queues with an age of their own for {@code status}, in name order */
+    private List<String> overridden(TaskStatus status) {
+        List<String> queues = new ArrayList<>();
+        queueAges.forEach((queue, ages) -> {
+            if (ages.containsKey(status)) {
+                queues.add(queue);
+            }
+        });
+        Collections.sort(queues);
+        return queues;
+    }
+
     /**
-     * @return the longest retention of a finished state, or {@code null} if some finished state is
-     *     kept for ever (then no day of history is ever wholly old)
+     * @return the longest retention of a finished state in any queue, overrides included, or {@code
+     *     null} if some finished state is kept for ever in some queue (then no day of history is ever
+     *     wholly old)
      */
     private Duration longestAge() {
         Duration longest = Duration.ZERO;
+        List<Duration> ages = new ArrayList<>();
         for (TaskStatus status : TaskStatus.values()) {
             if (status.isFinal()) {
-                Duration age = taskAges.getOrDefault(status, Duration.ZERO);
-                if (age.isZero()) {
-                    return null;
-                }
-                longest = age.compareTo(longest) > 0 ? age : longest;
+                ages.add(taskAges.getOrDefault(status, Duration.ZERO));
             }
+        }
+        for (Map<TaskStatus, Duration> byStatus : queueAges.values()) {
+            byStatus.forEach((status, age) -> {
+                if (status.isFinal()) {
+                    ages.add(age);
+                }
+            });
+        }
+        for (Duration age : ages) {
+            if (age.isZero()) {
+                return null;
+            }
+            longest = age.compareTo(longest) > 0 ? age : longest;
         }
         return longest;
     }
 
     /**
      * Deletes whole workflows (steps with their attempts, edges, the workflow row) every step of which
-     * is finished and older than its state's retention, in batches of {@value Retention#BATCH}
+     * is finished and older than the retention of its state in its queue, in batches of {@value Retention#BATCH}
      * workflows, each its own transaction. A workflow with one step still unfinished or too recent
      * stays whole: its finished steps' results and edges are what its waiting steps read and count.
      * The steps are locked and checked again in the deleting transaction, so a step retried in
@@ -165,17 +212,42 @@ public final class TaskRetention {
      * @return steps deleted
      */
     long deleteWorkflows() {
+        // A step is old when it finished longer ago than the age of its state in its queue: the
+        // queue's override where it has one, else the state's default. A zero age is never old.
         StringBuilder old = new StringBuilder();
-        List<Long> ages = new ArrayList<>();
-        for (Map.Entry<TaskStatus, Duration> e : taskAges.entrySet()) {
-            if (!e.getValue().isZero() && e.getKey().isFinal()) {
+        List<Object> ages = new ArrayList<>();
+        for (TaskStatus status : TaskStatus.values()) {
+            if (!status.isFinal()) {
+                continue;
+            }
+            List<String> overridden = overridden(status);
+            Duration age = taskAges.getOrDefault(status, Duration.ZERO);
+            if (!age.isZero()) {
                 old.append(old.length() == 0 ? "" : " OR ")
                         .append("(t.status = '")
-                        .append(e.getKey().name())
-                        .append("' AND t.finished_at < ")
+                        .append(status.name())
+                        .append("'")
+                        .append(queueClause("t.queue", null, overridden))
+                        .append(" AND t.finished_at < ")
                         .append(dialect.nowPlusMillis())
                         .append(')');
-                ages.add(-e.getValue().toMillis());
+                ages.addAll(overridden);
+                ages.add(-age.toMillis());
+            }
+            for (String queue : overridden) {
+                Duration queueAge = queueAges.get(queue).get(status);
+                if (!queueAge.isZero()) {
+                    old.append(old.length() == 0 ? "" : " OR ")
+                            .append("(t.status = '")
+                            .append(status.name())
+                            .append("'")
+                            .append(queueClause("t.queue", queue, List.of()))
+                            .append(" AND t.finished_at < ")
+                            .append(dialect.nowPlusMillis())
+                            .append(')');
+                    ages.add(queue);
+                    ages.add(-queueAge.toMillis());
+                }
             }
         }
         if (ages.isEmpty()) {
@@ -194,9 +266,7 @@ public final class TaskRetention {
                 try (PreparedStatement ps = c.prepareStatement(candidates)) {
                     int i = 1;
                     ps.setLong(i++, from);
-                    for (long age : ages) {
-                        ps.setLong(i++, age);
-                    }
+                    i = bindAll(ps, i, ages);
                     ps.setInt(i, Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
@@ -221,7 +291,7 @@ public final class TaskRetention {
     }
 
     /** Locks the steps of {@code workflows}, and deletes each workflow all of whose steps are old. */
-    private int deleteWhole(Connection c, List<Long> workflows, String isOld, List<Long> ages)
+    private int deleteWhole(Connection c, List<Long> workflows, String isOld, List<Object> ages)
             throws java.sql.SQLException {
         Map<Long, List<Long>> steps = new java.util.TreeMap<>();
         java.util.Set<Long> keep = new java.util.HashSet<>();
@@ -230,10 +300,7 @@ public final class TaskRetention {
                 + " AS is_old, t.queue, t.status, t.finished_at FROM "
                 + "dbtasks_task t WHERE t.workflow_id IN (" + marks(workflows.size()) + ") ORDER BY t.id"
                 + dialect.forUpdate())) {
-            int i = 1;
-            for (long age : ages) {
-                ps.setLong(i++, age);
-            }
+            int i = bindAll(ps, 1, ages);
             for (long w : workflows) {
                 ps.setLong(i++, w);
             }
@@ -299,27 +366,57 @@ public final class TaskRetention {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
 
-    /** Deletes tasks of a finished {@code status} that finished more than {@code age} ago. */
-    long deleteTasks(TaskStatus status, Duration age) {
+    /**
+     * @return the condition, led by {@code AND}, that {@code column} is {@code only} (if not null)
+     *     and none of {@code except}; empty if neither restricts. Its parameters are {@code only} or
+     *     {@code except}, in order.
+     */
+    private static String queueClause(String column, String only, List<String> except) {
+        if (only != null) {
+            return " AND " + column + " = ?";
+        }
+        return except.isEmpty() ? "" : " AND " + column + " NOT IN (" + marks(except.size()) + ")";
+    }
+
+    /** Binds {@code values} (queue names and millisecond offsets) from {@code first}; @return the next index. */
+    private static int bindAll(PreparedStatement ps, int first, List<Object> values) throws java.sql.SQLException {
+        int i = first;
+        for (Object v : values) {
+            if (v instanceof String text) {
+                ps.setString(i++, text);
+            } else {
+                ps.setLong(i++, (Long) v);
+            }
+        }
+        return i;
+    }
+
+    /**
+     * Deletes tasks of a finished {@code status} that finished more than {@code age} ago, of queue
+     * {@code only} if it is not null, else of every queue but those in {@code except}.
+     */
+    long deleteTasks(TaskStatus status, Duration age, String only, List<String> except) {
         if (status != TaskStatus.SUCCEEDED && status != TaskStatus.FAILED && status != TaskStatus.CANCELLED) {
             throw new IllegalArgumentException("only finished tasks are deleted, not " + status);
         }
-        // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index.
-        // Workflow steps go only with their whole workflow (deleteWorkflows).
+        // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index;
+        // queue names are bound. Workflow steps go only with their whole workflow (deleteWorkflows).
         String select = "SELECT id, queue, finished_at FROM dbtasks_task WHERE status = '" + status.name()
-                + "' AND finished_at < " + dialect.nowPlusMillis() + " AND workflow_id IS NULL LIMIT ?"
-                + dialect.forUpdateSkipLocked();
+                + "' AND finished_at < " + dialect.nowPlusMillis() + queueClause("queue", only, except)
+                + " AND workflow_id IS NULL LIMIT ?" + dialect.forUpdateSkipLocked();
+        List<Object> queues = only != null ? List.of(only) : List.copyOf(except);
+        String what = only != null ? status + " tasks of queue " + only : status + " tasks";
         long total = 0;
         int found;
         do {
             long batchStart = System.nanoTime();
-            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + status + " tasks", c -> {
+            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + what, c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
                 Map<HistoryCounts.Key, Long> removed = new HashMap<>();
                 try (PreparedStatement ps = c.prepareStatement(select)) {
                     ps.setLong(1, -age.toMillis());
-                    ps.setInt(2, Retention.BATCH);
+                    ps.setInt(bindAll(ps, 2, queues), Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));

@@ -170,6 +170,17 @@ public class DbTasksAutoConfiguration {
                 .retention(io.dbtasks.TaskStatus.CANCELLED, r.getCancelled())
                 .guardRetention(r.getGuards())
                 .inboxRetention(r.getInbox());
+        r.getQueues().forEach((queue, ages) -> {
+            if (ages.getSucceeded() != null) {
+                builder.retention(queue, io.dbtasks.TaskStatus.SUCCEEDED, ages.getSucceeded());
+            }
+            if (ages.getFailed() != null) {
+                builder.retention(queue, io.dbtasks.TaskStatus.FAILED, ages.getFailed());
+            }
+            if (ages.getCancelled() != null) {
+                builder.retention(queue, io.dbtasks.TaskStatus.CANCELLED, ages.getCancelled());
+            }
+        });
         DbTasksProperties.LongRunning l = p.getLongRunning();
         builder.longRunningThreshold(l.getThreshold());
         l.getQueues().forEach(builder::longRunningThresholdForQueue);

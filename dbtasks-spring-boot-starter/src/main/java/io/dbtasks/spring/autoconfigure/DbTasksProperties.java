@@ -315,7 +315,8 @@ public class DbTasksProperties {
      * {@code dbtasks.retention.*}: scheduled, batched deletion (1,000 rows per statement, aged by the
      * database clock) of finished tasks with their attempts, run-once guards and inbox records, by
      * one instance of the cluster at a time (lease lock {@code dbtasks.retention}). A zero age keeps
-     * those rows forever.
+     * those rows forever. {@code dbtasks.retention.queues.<queue>.*} overrides the ages of finished
+     * tasks for one queue.
      */
     public static class Retention {
         /** Whether this instance sweeps at all (it needs workers enabled). */
@@ -341,6 +342,15 @@ public class DbTasksProperties {
 
         /** How long inbox records are kept; 0 keeps them. A message redelivered after that is processed again. */
         private Duration inbox = Duration.ZERO;
+
+        /**
+         * Ages of finished tasks by queue, overriding succeeded, failed and cancelled for that queue; a
+         * state not set keeps the default age, 0 keeps the queue's tasks in that state. Where history
+         * is partitioned by day, a day is dropped whole only once older than the longest age of any
+         * queue, so a queue kept longer keeps its days and the other queues' rows in them are deleted
+         * row by row. A queue name with dots goes in brackets: dbtasks.retention.queues[mail.out].succeeded.
+         */
+        private Map<String, QueueRetention> queues = new LinkedHashMap<>();
 
         /** @return whether retention runs */
         public boolean isEnabled() {
@@ -410,6 +420,62 @@ public class DbTasksProperties {
         /** @param inbox the inbox age; 0 keeps them */
         public void setInbox(Duration inbox) {
             this.inbox = inbox;
+        }
+
+        /** @return the ages by queue, keyed by queue name; never {@code null}, mutable */
+        public Map<String, QueueRetention> getQueues() {
+            return queues;
+        }
+
+        /** @param queues the ages by queue, keyed by queue name */
+        public void setQueues(Map<String, QueueRetention> queues) {
+            this.queues = queues;
+        }
+    }
+
+    /**
+     * {@code dbtasks.retention.queues.<queue>.*}: how long one queue's finished tasks are kept, by
+     * state. A state left unset ({@code null}) keeps the default age of {@code dbtasks.retention.*};
+     * 0 keeps them forever.
+     */
+    public static class QueueRetention {
+        /** How long the queue's SUCCEEDED tasks are kept after they finished; 0 keeps them, unset the default. */
+        private Duration succeeded;
+
+        /** How long the queue's FAILED tasks are kept after they finished; 0 keeps them, unset the default. */
+        private Duration failed;
+
+        /** How long the queue's CANCELLED tasks are kept after they finished; 0 keeps them, unset the default. */
+        private Duration cancelled;
+
+        /** @return the queue's SUCCEEDED age; {@code null} for the default */
+        public Duration getSucceeded() {
+            return succeeded;
+        }
+
+        /** @param succeeded the queue's SUCCEEDED age; 0 keeps them, {@code null} for the default */
+        public void setSucceeded(Duration succeeded) {
+            this.succeeded = succeeded;
+        }
+
+        /** @return the queue's FAILED age; {@code null} for the default */
+        public Duration getFailed() {
+            return failed;
+        }
+
+        /** @param failed the queue's FAILED age; 0 keeps them, {@code null} for the default */
+        public void setFailed(Duration failed) {
+            this.failed = failed;
+        }
+
+        /** @return the queue's CANCELLED age; {@code null} for the default */
+        public Duration getCancelled() {
+            return cancelled;
+        }
+
+        /** @param cancelled the queue's CANCELLED age; 0 keeps them, {@code null} for the default */
+        public void setCancelled(Duration cancelled) {
+            this.cancelled = cancelled;
         }
     }
 

@@ -36,6 +36,7 @@ class ConfigurationMetadataTest {
                 .extracting(p -> p.get("name"))
                 .contains(
                         "dbtasks.retention.succeeded",
+                        "dbtasks.retention.queues",
                         "dbtasks.long-running.kinds",
                         "dbtasks.metrics.gauge-interval",
                         "dbtasks.health.claim-loop-stall",

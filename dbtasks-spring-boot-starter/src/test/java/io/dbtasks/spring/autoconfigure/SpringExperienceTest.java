@@ -649,6 +649,44 @@ class SpringExperienceTest {
                         .hasMessageContaining("must not be negative"));
     }
 
+    @Test
+    void perQueueRetentionPropertiesBindAndReachTheEngine() {
+        fresh().withPropertyValues(
+                        "dbtasks.retention.interval=100ms",
+                        "dbtasks.retention.succeeded=0",
+                        "dbtasks.retention.queues.default.succeeded=1h",
+                        "dbtasks.retention.queues[mail.archive].failed=90d")
+                .withBean(Mailer.class)
+                .run(context -> {
+                    DbTasksProperties.Retention r =
+                            context.getBean(DbTasksProperties.class).getRetention();
+                    assertThat(r.getQueues()).containsOnlyKeys("default", "mail.archive");
+                    assertThat(r.getQueues().get("default").getSucceeded()).isEqualTo(Duration.ofHours(1));
+                    assertThat(r.getQueues().get("default").getFailed()).isNull();
+                    assertThat(r.getQueues().get("mail.archive").getFailed()).isEqualTo(Duration.ofDays(90));
+                    DbTasks dbTasks = context.getBean(DbTasks.class);
+                    long id = dbTasks.enqueue(TaskRequest.of("mail.send", new Mail("old")))
+                            .task()
+                            .id();
+                    await().atMost(Duration.ofSeconds(20))
+                            .until(() -> dbTasks.find(id).map(Task::status).orElse(null) == TaskStatus.SUCCEEDED);
+                    assertThat(dbTasks.find(id).orElseThrow().queue()).isEqualTo("default");
+                    try (var c = context.getBean(DataSource.class).getConnection();
+                            var ps = c.prepareStatement("UPDATE dbtasks_task SET finished_at = ? WHERE id = ?")) {
+                        ps.setObject(1, java.time.OffsetDateTime.now().minusHours(2));
+                        ps.setLong(2, id);
+                        ps.executeUpdate();
+                    }
+                    // The default keeps SUCCEEDED forever; only the queue's own age deletes it.
+                    await().atMost(Duration.ofSeconds(20))
+                            .until(() -> dbTasks.find(id).isEmpty());
+                });
+        fresh().withPropertyValues("dbtasks.retention.queues.default.succeeded=-1h")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("must not be negative"));
+    }
+
     /** A gauge's value; an assertion error (so Awaitility waits on) until its first refresh registers it. */
     private static double gauge(MeterRegistry registry, String name, String... tags) {
         io.micrometer.core.instrument.Gauge gauge =
