@@ -165,6 +165,12 @@ public final class BenchCommand implements Callable<Integer> {
     boolean wipe;
 
     @Option(
+            names = "--keep",
+            description =
+                    "leave the tables as the last scenario left them (to inspect its plans); the next run truncates them")
+    boolean keep;
+
+    @Option(
             names = "--slow-listener-ms",
             defaultValue = "0",
             description = "register an event listener that sleeps this long per event on every in-process engine"
@@ -257,7 +263,9 @@ public final class BenchCommand implements Callable<Integer> {
                 results.addAll(scenario.run(run));
                 Log.line(scenario.name() + " done in " + (System.nanoTime() - start) / 1_000_000_000 + " s");
             }
-            run.tasks().reset();
+            if (!keep) {
+                run.tasks().reset();
+            }
             new Report(Ratios.apply(results), run).write(System.out);
         }
         return 0;

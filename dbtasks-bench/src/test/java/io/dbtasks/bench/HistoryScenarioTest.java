@@ -98,6 +98,9 @@ class HistoryScenarioTest {
         assertThat(rows).filteredOn(l -> l.contains("\"history=0 W=")).hasSize(1);
         assertThat(rows).filteredOn(l -> l.contains("of empty history")).hasSize(1);
         assertThat(rows).filteredOn(l -> l.contains("overview: stateCounts()")).hasSize(1);
+        assertThat(rows)
+                .filteredOn(l -> l.contains("overview right after the burn-down"))
+                .hasSize(1);
         assertThat(rows).filteredOn(l -> l.contains("list: ")).hasSize(3);
         assertThat(rows).filteredOn(l -> l.contains("count: ")).hasSize(1);
         String retention = rows.stream()
