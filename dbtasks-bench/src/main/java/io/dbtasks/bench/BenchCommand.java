@@ -48,6 +48,7 @@ public final class BenchCommand implements Callable<Integer> {
                     new RetentionScenario(),
                     new HistoryScenario(),
                     new HistoryDesignsScenario(),
+                    new MigrationScenario(),
                     new WorkflowScenario(),
                     new LimitsScenario())
             .stream()
@@ -67,8 +68,9 @@ public final class BenchCommand implements Callable<Integer> {
             split = ",",
             defaultValue = "all",
             description = "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, quartz,"
-                    + " retention, history, ceiling, peer (db-scheduler), jobrunr or all;"
-                    + " comma-separated")
+                    + " retention, history, history-designs, workflows, limits, ceiling, peer (db-scheduler), jobrunr"
+                    + " or all; comma-separated; also migration (the upgrade to history by day, in a database of"
+                    + " its own), which all leaves out")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")
@@ -326,13 +328,17 @@ public final class BenchCommand implements Callable<Integer> {
             } else {
                 throw new CommandLine.ParameterException(
                         new CommandLine(this),
-                        "Unknown scenario '" + s + "'; use one of " + BenchConfig.ALL + " or all");
+                        "Unknown scenario '" + s + "'; use one of " + SCENARIOS.keySet() + " or all");
             }
         }
-        // Baselines first, so a long run shows them before what is compared to them.
-        return BenchConfig.ALL.stream()
-                .filter(names::contains)
+        // Baselines first, so a long run shows them before what is compared to them; then those that
+        // "all" leaves out, in the order given.
+        List<Scenario> out = new ArrayList<>();
+        BenchConfig.ALL.stream().filter(names::contains).map(SCENARIOS::get).forEach(out::add);
+        names.stream()
+                .filter(n -> !BenchConfig.ALL.contains(n))
                 .map(SCENARIOS::get)
-                .toList();
+                .forEach(out::add);
+        return out;
     }
 }

@@ -61,7 +61,7 @@ final class HistoryLoader {
         long before = maxId("dbtasks_task");
         insertTasks("dbtasks_task", n);
         long after = maxId("dbtasks_task");
-        return loadAttempts(before, after);
+        return loadAttempts(before, after, true);
     }
 
     /**
@@ -72,6 +72,24 @@ final class HistoryLoader {
      * @param n tasks, at least 1
      */
     void insertTasks(String table, long n) throws SQLException {
+        insertTasks(table, n, true);
+    }
+
+    /**
+     * Inserts {@code n} finished tasks and their attempts into the tables as they were before history
+     * was partitioned by day (no {@code history_day} column, no day partitions to make).
+     *
+     * @param n tasks, at least 1
+     * @return the attempt rows inserted
+     */
+    long loadBeforePartitions(long n) throws SQLException {
+        long before = maxId("dbtasks_task");
+        insertTasks("dbtasks_task", n, false);
+        long after = maxId("dbtasks_task");
+        return loadAttempts(before, after, false);
+    }
+
+    private void insertTasks(String table, long n, boolean days) throws SQLException {
         long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
         long stepMillis = Math.max(1, SPAN_MILLIS / n);
         String finished = db.millisAgo("(" + n + " - g.n) * " + stepMillis);
@@ -81,14 +99,14 @@ final class HistoryLoader {
                 + " WHEN MOD(g.n, 100) < 97 THEN 3 ELSE 0 END";
         String sql = "INSERT INTO " + table + " (queue, kind, idempotency_key, reference, status, priority, attempt,"
                 + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier, backoff_jitter,"
-                + " run_at, created_at, updated_at, started_at, finished_at, last_error, history_day)"
-                + " SELECT CONCAT('bench-h', MOD(g.n, " + QUEUES + ")), CONCAT('bench.h', MOD(g.n * 7, " + KINDS
+                + " run_at, created_at, updated_at, started_at, finished_at, last_error" + (days ? ", history_day" : "")
+                + ") SELECT CONCAT('bench-h', MOD(g.n, " + QUEUES + ")), CONCAT('bench.h', MOD(g.n * 7, " + KINDS
                 + ")), CASE WHEN MOD(g.n, 5) = 0 THEN CONCAT('hist-', g.n) END,"
                 + " CASE WHEN MOD(g.n, 3) = 0 THEN CONCAT('ref-', MOD(g.n, 100000)) END, " + status + ", 0, "
                 + attempt + ", 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, " + finished + ", " + finished + ", "
                 + finished + ", " + finished + ", " + finished
                 + ", CASE WHEN MOD(g.n, 100) BETWEEN 90 AND 96 THEN 'java.lang.IllegalStateException: bench failure'"
-                + " END, " + db.historyDay(finished) + " FROM ";
+                + " END" + (days ? ", " + db.historyDay(finished) : "") + " FROM ";
         try (Connection c = dataSource.getConnection();
                 Statement s = c.createStatement()) {
             for (long done = 0; done < n; done += chunk) {
@@ -99,7 +117,7 @@ final class HistoryLoader {
     }
 
     /** One attempt row per attempt of the tasks with {@code from < id <= to}. */
-    private long loadAttempts(long from, long to) throws SQLException {
+    private long loadAttempts(long from, long to, boolean days) throws SQLException {
         long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
         long rows = 0;
         try (Connection c = dataSource.getConnection();
@@ -117,12 +135,13 @@ final class HistoryLoader {
             for (long lo = first - 1; lo < to; lo += chunk) {
                 long hi = Math.min(to, lo + chunk);
                 rows += s.executeUpdate("INSERT INTO dbtasks_attempt (task_id, attempt, queue, worker, lease_token,"
-                        + " started_at, finished_at, duration_ms, outcome, error_class, error_message, history_day)"
+                        + " started_at, finished_at, duration_ms, outcome, error_class, error_message"
+                        + (days ? ", history_day" : "") + ")"
                         + " SELECT t.id, g.n, t.queue, 'bench-history', t.id, t.finished_at, t.finished_at, 5,"
                         + " CASE WHEN g.n = t.attempt THEN t.status ELSE 'FAILED' END,"
                         + " CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'java.lang.IllegalStateException'"
-                        + " END, CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'bench failure' END,"
-                        + " t.history_day"
+                        + " END, CASE WHEN g.n < t.attempt OR t.status = 'FAILED' THEN 'bench failure' END"
+                        + (days ? ", t.history_day" : "")
                         + " FROM dbtasks_task t JOIN " + db.range(1, 3) + " ON g.n <= t.attempt"
                         + " WHERE t.id > " + lo + " AND t.id <= " + hi);
             }

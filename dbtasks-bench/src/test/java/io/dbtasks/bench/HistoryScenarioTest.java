@@ -124,6 +124,44 @@ class HistoryScenarioTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(
+            value = TestDatabase.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void migrationScenarioUpgradesAHistoryAndReportsWhereItWent(TestDatabase db) throws Exception {
+        Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
+        int code = BenchCommand.execute(
+                "--url",
+                db.url(),
+                "--scenario",
+                "migration",
+                "--history-tasks",
+                "2000",
+                "--wipe",
+                "--out",
+                out.toString());
+
+        assertThat(code).isZero();
+        String id = db.name().toLowerCase(Locale.ROOT);
+        String row = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
+                .filter(l -> l.startsWith("migration,"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(row).contains("2000 finished tasks (+2400 attempts), 10000 PENDING");
+        assertThat(row).contains("live 10000");
+        Matcher history = Pattern.compile("(by day|from before) (\\d+)").matcher(row);
+        long finished = 0;
+        while (history.find()) {
+            finished += Long.parseLong(history.group(2));
+        }
+        assertThat(finished).as(row).isEqualTo(2000);
+        if (db == TestDatabase.POSTGRESQL) {
+            assertThat(row)
+                    .as("PostgreSQL keeps the old rows as the partition of day -1")
+                    .contains("from before 2000");
+        }
+    }
+
     @AfterEach
     void clear() {
         if (db != null) {
