@@ -165,7 +165,7 @@ public abstract class EngineHarness {
      * @return the tasks changed
      */
     protected int finishedAt(Instant at, String where, Object... args) {
-        int day = (int) Math.floorDiv(at.getEpochSecond(), 86_400L);
+        int day = io.dbtasks.internal.dialect.Dialect.historyDayOf(at);
         if (database() == TestDatabase.POSTGRESQL) {
             count("SELECT dbtasks_create_history_days(?, ?)", day, day);
         }
@@ -238,7 +238,7 @@ public abstract class EngineHarness {
 
     /** The history day of {@code at}: whole days since 1970-01-01 UTC. */
     protected static int historyDay(Instant at) {
-        return (int) Math.floorDiv(at.getEpochSecond(), 86_400L);
+        return io.dbtasks.internal.dialect.Dialect.historyDayOf(at);
     }
 
     /** The data source the test's engines and SQL helpers use: the database under test's pool. */

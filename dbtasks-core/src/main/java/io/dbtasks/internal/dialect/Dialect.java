@@ -115,6 +115,17 @@ public interface Dialect {
     String historyDay(String timestamp);
 
     /**
+     * The history day of an instant, as {@link #historyDay} computes it in SQL: whole days since
+     * 1970-01-01 UTC.
+     *
+     * @param t an instant
+     * @return its day; negative before 1970
+     */
+    static int historyDayOf(java.time.Instant t) {
+        return (int) Math.floorDiv(t.getEpochSecond(), 86_400L);
+    }
+
+    /**
      * @return an SQL expression that draws the next fencing token: greater than every token drawn
      *     before it on this database (on PostgreSQL also across a failover to an asynchronous standby)
      */

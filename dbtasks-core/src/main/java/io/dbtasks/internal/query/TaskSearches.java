@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -183,7 +184,7 @@ public final class TaskSearches {
             // From the hourly counts and the live rows, as the overview counts: its cost does not grow
             // with history.
             long n = 0;
-            for (QueueStateCount q : stateCounts()) {
+            for (QueueStateCount q : stateCounts(query)) {
                 if ((query.queue() == null || query.queue().equals(q.queue()))
                         && (query.status() == null || query.status() == q.status())) {
                     n += q.count();
@@ -393,12 +394,7 @@ public final class TaskSearches {
      * it plans the statement rather than planning every partition first.
      */
     static String sinceDay(Instant t) {
-        return "(history_day <= 0 OR history_day >= " + day(t) + ")";
-    }
-
-    /** @return the history day of {@code t}: whole days since 1970-01-01 UTC */
-    private static int day(Instant t) {
-        return (int) Math.floorDiv(t.getEpochSecond(), 86_400L);
+        return "(history_day <= 0 OR history_day >= " + Dialect.historyDayOf(t) + ")";
     }
 
     private long firstIdCreatedAtOrAfter(Connection c, Instant t) throws SQLException {
@@ -472,7 +468,16 @@ public final class TaskSearches {
      * @return one entry per (queue, state) with tasks, in no particular order
      */
     public List<QueueStateCount> stateCounts() {
-        return jdbc.withConnection("Count tasks by queue and state", c -> {
+        return stateCounts(null);
+    }
+
+    /**
+     * {@link #stateCounts()} within the statement time limit of {@code limitedBy} ({@code null}, or
+     * no limit set: the engine's own).
+     */
+    private List<QueueStateCount> stateCounts(@Nullable TaskQuery limitedBy) {
+        Duration timeout = limitedBy == null ? null : limitedBy.timeout();
+        return jdbc.withConnection("Count tasks by queue and state", timeout, c -> {
             Instant countedUpTo = history.countedUpTo(c);
             // One branch per state, its literal inlined, so that each reads its own index (PostgreSQL:
             // the partial claim, rescue and waiting indexes) and never the finished rows.
@@ -502,7 +507,8 @@ public final class TaskSearches {
             }
             Map<String, long[]> totals = new LinkedHashMap<>();
             Map<String, Instant> earliest = new java.util.HashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+            try (PreparedStatement ps =
+                    limitedBy == null ? c.prepareStatement(sql.toString()) : prepare(c, limitedBy, sql.toString())) {
                 if (countedUpTo != null) {
                     for (int i = 1; i <= 1 + HistoryCounts.FINISHED.size(); i++) {
                         dialect.setInstant(ps, i, countedUpTo);
