@@ -365,26 +365,7 @@ final class KeyedClaim {
             if (found.contains(key)) {
                 continue;
             }
-            boolean inserted;
-            try (PreparedStatement ps =
-                    c.prepareStatement("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)"
-                            + dialect.onConflictDoNothing())) {
-                ps.setString(1, queue);
-                ps.setString(2, key);
-                inserted = dialect.insertIfAbsent(ps);
-            }
-            if (!inserted) { // created meanwhile by another claim: lock it as it stands
-                try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
-                        + " WHERE queue = ? AND concurrency_key = ?" + dialect.forUpdate())) {
-                    ps.setString(1, queue);
-                    ps.setString(2, key);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        if (!rs.next()) {
-                            throw new SQLException("the row of concurrency key " + key + " vanished", "40001");
-                        }
-                    }
-                }
-            }
+            createOrLockKey(c, queue, key);
         }
     }
 
@@ -835,28 +816,37 @@ final class KeyedClaim {
                 busy.add(key);
                 continue;
             }
-            boolean inserted;
-            try (PreparedStatement ps =
-                    c.prepareStatement("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)"
-                            + dialect.onConflictDoNothing())) {
+            createOrLockKey(c, queue, key);
+        }
+        return busy;
+    }
+
+    /**
+     * Creates the row of {@code key}, which locks it; if another claim created it meanwhile, locks it
+     * as it stands, waiting for that claim. A row deleted between the two (by retention's sweep of
+     * unused keys) fails the claim as a serialization failure, which the caller runs again.
+     */
+    private void createOrLockKey(Connection c, String queue, String key) throws SQLException {
+        boolean inserted;
+        try (PreparedStatement ps =
+                c.prepareStatement("INSERT INTO dbtasks_concurrency_key (queue, concurrency_key) VALUES (?, ?)"
+                        + dialect.onConflictDoNothing())) {
+            ps.setString(1, queue);
+            ps.setString(2, key);
+            inserted = dialect.insertIfAbsent(ps);
+        }
+        if (!inserted) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
+                    + " WHERE queue = ? AND concurrency_key = ?" + dialect.forUpdate())) {
                 ps.setString(1, queue);
                 ps.setString(2, key);
-                inserted = dialect.insertIfAbsent(ps);
-            }
-            if (!inserted) { // created meanwhile by another claim: lock it as it stands
-                try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key FROM dbtasks_concurrency_key"
-                        + " WHERE queue = ? AND concurrency_key = ?" + dialect.forUpdate())) {
-                    ps.setString(1, queue);
-                    ps.setString(2, key);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        if (!rs.next()) {
-                            throw new SQLException("the row of concurrency key " + key + " vanished", "40001");
-                        }
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SQLException("the row of concurrency key " + key + " vanished", "40001");
                     }
                 }
             }
         }
-        return busy;
     }
 
     /** Which of {@code keys} not in {@code locked} have a row (held by another transaction). */
