@@ -49,6 +49,11 @@ final class MigrationScenario implements Scenario {
             url = run.config().url().replaceFirst("/" + current + "(\\?|;|$)", "/" + sibling + "$1");
         }
         try {
+            if (url.equals(run.config().url())) {
+                throw new IllegalArgumentException("the migration scenario needs a --url that names its database"
+                        + " in the path (jdbc:postgresql://host:port/name or jdbc:mariadb://host:port/name), got "
+                        + url);
+            }
             HikariConfig config = new HikariConfig();
             config.setJdbcUrl(url);
             if (run.config().user() != null) {
@@ -95,13 +100,15 @@ final class MigrationScenario implements Scenario {
                             loadBefore,
                             where);
                     Log.line(String.format(Locale.ROOT, "migration: %s: %.1f s", what, seconds));
-                    return List.of(Result.plain(name(), db, what, 1, seconds, null));
+                    return List.of(Result.plain(name(), db, what, size, seconds, null));
                 }
             }
         } finally {
             try (Connection c = run.admin().getConnection();
                     Statement s = c.createStatement()) {
                 s.execute("DROP DATABASE IF EXISTS " + sibling);
+            } catch (SQLException e) {
+                Log.line("migration: could not drop " + sibling + " (drop it by hand): " + e.getMessage());
             }
         }
     }

@@ -146,15 +146,17 @@ public abstract class QueueRetentionContract extends EngineHarness {
     @Test
     void aQueueKeptLongerKeepsItsRowsAndTheirDayWhileOtherQueuesRowsInThatDayGo() {
         DbTasks tasks = keeping(b -> b.retention("qret.audit", TaskStatus.SUCCEEDED, Duration.ofDays(10)));
-        int day = historyDay(noonDaysAgo(5));
-        long audit = finished(tasks, "qret.audit", TaskStatus.SUCCEEDED, noonDaysAgo(5));
-        long auditFailed = finished(tasks, "qret.audit", TaskStatus.FAILED, noonDaysAgo(5));
-        long other = finished(tasks, "qret.other", TaskStatus.SUCCEEDED, noonDaysAgo(5));
-        long otherCancelled = finished(tasks, "qret.other", TaskStatus.CANCELLED, noonDaysAgo(5));
+        Instant fiveDaysAgo = noonDaysAgo(5); // once: a day computed twice could straddle midnight
+        int day = historyDay(fiveDaysAgo);
+        long audit = finished(tasks, "qret.audit", TaskStatus.SUCCEEDED, fiveDaysAgo);
+        long auditFailed = finished(tasks, "qret.audit", TaskStatus.FAILED, fiveDaysAgo);
+        long other = finished(tasks, "qret.other", TaskStatus.SUCCEEDED, fiveDaysAgo);
+        long otherCancelled = finished(tasks, "qret.other", TaskStatus.CANCELLED, fiveDaysAgo);
         long young = finished(tasks, "qret.other", TaskStatus.SUCCEEDED, hoursAgo(3));
         // Older than the longest age: its day goes whole.
-        int oldDay = historyDay(noonDaysAgo(12));
-        long auditOld = finished(tasks, "qret.audit", TaskStatus.SUCCEEDED, noonDaysAgo(12));
+        Instant twelveDaysAgo = noonDaysAgo(12);
+        int oldDay = historyDay(twelveDaysAgo);
+        long auditOld = finished(tasks, "qret.audit", TaskStatus.SUCCEEDED, twelveDaysAgo);
         assertThat(tasks.countHistory(1_000)).isPositive();
         assertCountsExact(tasks, List.of("qret.audit", "qret.other"));
 
@@ -181,10 +183,11 @@ public abstract class QueueRetentionContract extends EngineHarness {
     @Test
     void aZeroAgeKeepsAQueuesRowsForeverAndEveryDayWithThem() {
         DbTasks tasks = keeping(b -> b.retention("qret.forever", TaskStatus.FAILED, Duration.ZERO));
-        int day = historyDay(noonDaysAgo(9));
-        long kept = finished(tasks, "qret.forever", TaskStatus.FAILED, noonDaysAgo(9));
-        long gone = finished(tasks, "qret.other", TaskStatus.FAILED, noonDaysAgo(9));
-        long goneToo = finished(tasks, "qret.forever", TaskStatus.SUCCEEDED, noonDaysAgo(9));
+        Instant nineDaysAgo = noonDaysAgo(9); // once: a day computed twice could straddle midnight
+        int day = historyDay(nineDaysAgo);
+        long kept = finished(tasks, "qret.forever", TaskStatus.FAILED, nineDaysAgo);
+        long gone = finished(tasks, "qret.other", TaskStatus.FAILED, nineDaysAgo);
+        long goneToo = finished(tasks, "qret.forever", TaskStatus.SUCCEEDED, nineDaysAgo);
         assertThat(tasks.countHistory(1_000)).isPositive();
 
         assertThat(tasks.sweepRetention()).isEqualTo(2);

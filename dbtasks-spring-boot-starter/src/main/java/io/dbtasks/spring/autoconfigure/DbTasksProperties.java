@@ -348,7 +348,9 @@ public class DbTasksProperties {
          * state not set keeps the default age, 0 keeps the queue's tasks in that state. Where history
          * is partitioned by day, a day is dropped whole only once older than the longest age of any
          * queue, so a queue kept longer keeps its days and the other queues' rows in them are deleted
-         * row by row. A queue name with dots goes in brackets: dbtasks.retention.queues[mail.out].succeeded.
+         * row by row. A queue name with anything but lower-case letters, digits and '-' goes in brackets
+         * (dbtasks.retention.queues[mail.out].succeeded), or Spring Boot changes the key and the age
+         * applies to no queue.
          */
         private Map<String, QueueRetention> queues = new LinkedHashMap<>();
 
