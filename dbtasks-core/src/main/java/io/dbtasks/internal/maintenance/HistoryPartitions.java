@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * run within the last week. Dropping: a day goes when its end is older than the retention, and
  * only if no workflow has a step in it (a workflow's rows leave together: {@link
  * TaskRetention#deleteWorkflows} deletes a whole workflow once all of it is old, and a day holding a
- * step of a workflow still kept waits for it). A drop deletes the day's counted hours ({@code
+ * step of a workflow still kept waits for it; likewise a day holding a chunk task of a batch
+ * that {@link TaskRetention#deleteBatches} has not deleted whole yet). A drop deletes the day's counted hours ({@code
  * dbtasks_history_count}) and the idempotency keys of its tasks in the same transaction where the
  * database allows DDL in one (PostgreSQL).
  *
@@ -87,7 +88,7 @@ public final class HistoryPartitions {
 
     /**
      * Drops the partitions whose every day ended more than {@code age} ago, oldest first; one with a
-     * workflow's step stays. The partition of the rows from before partitioning goes once its newest
+     * workflow's step or a batch's chunk task stays. The partition of the rows from before partitioning goes once its newest
      * row is older than {@code age}.
      *
      * @param age the longest retention of a finished state in any queue, positive
@@ -126,6 +127,17 @@ public final class HistoryPartitions {
         if (exists(c, "SELECT 1" + in + " AND workflow_id IS NOT NULL", from, to)) {
             log.info(
                     "History partition {} is kept: it holds steps of a workflow that is not old yet", partition.name());
+            return 0;
+        }
+        if (exists(
+                c,
+                "SELECT 1" + in
+                        + " AND EXISTS (SELECT 1 FROM dbtasks_batch_chunk ch WHERE ch.task_id = dbtasks_task.id)",
+                from,
+                to)) {
+            log.info(
+                    "History partition {} is kept: it holds chunk tasks of a batch that is not old yet",
+                    partition.name());
             return 0;
         }
         Instant hoursFrom = start(from);

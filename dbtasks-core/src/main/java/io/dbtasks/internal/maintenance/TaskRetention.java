@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * IN (...)}); each override deletes its queue's rows by its own age, through the same batches. Where
  * history is partitioned by day, a day is dropped whole only once it is older than the longest age of
  * any state in any queue; rows kept shorter go row by row first. A workflow's step is old by the age of
- * its own queue and state, and the workflow goes whole once every step is old.
+ * its own queue and state, and the workflow goes whole once every step is old; a chunked batch's
+ * chunk tasks, chunk rows and batch row likewise go together once every chunk task is old.
  *
  * <p>The sweep also deletes the rows of concurrency keys ({@code dbtasks_concurrency_key}) with no
  * PENDING or RUNNING task, locked with {@code FOR UPDATE SKIP LOCKED}: a row a claim holds is left
@@ -113,7 +114,7 @@ public final class TaskRetention {
      */
     public long sweep() {
         long start = System.nanoTime();
-        long tasks = deleteWorkflows();
+        long tasks = deleteWorkflows() + deleteBatches();
         // Where history is partitioned by day, the longest age (over states and queues) drops whole
         // days, and only rows kept shorter are deleted row by row (their space returns when their day
         // is dropped).
@@ -202,17 +203,17 @@ public final class TaskRetention {
     }
 
     /**
-     * Deletes whole workflows (steps with their attempts, edges, the workflow row) every step of which
-     * is finished and older than the retention of its state in its queue, in batches of {@value Retention#BATCH}
-     * workflows, each its own transaction. A workflow with one step still unfinished or too recent
-     * stays whole: its finished steps' results and edges are what its waiting steps read and count.
-     * The steps are locked and checked again in the deleting transaction, so a step retried in
-     * between keeps its workflow.
+     * The condition that task {@code t} is old: finished longer ago than the age of its state in its
+     * queue.
      *
-     * @return steps deleted
+     * @param isOld a SQL expression on {@code t}, 1 if old, else 0
+     * @param ages its parameters in order (queue names and millisecond offsets), for {@link #bindAll}
      */
-    long deleteWorkflows() {
-        // A step is old when it finished longer ago than the age of its state in its queue: the
+    private record OldCondition(String isOld, List<Object> ages) {}
+
+    /** @return the condition that a task {@code t} is old, or {@code null} if no finished state ever is */
+    private OldCondition oldCondition() {
+        // A task is old when it finished longer ago than the age of its state in its queue: the
         // queue's override where it has one, else the state's default. A zero age is never old.
         StringBuilder old = new StringBuilder();
         List<Object> ages = new ArrayList<>();
@@ -251,9 +252,28 @@ public final class TaskRetention {
             }
         }
         if (ages.isEmpty()) {
+            return null;
+        }
+        return new OldCondition("CASE WHEN " + old + " THEN 1 ELSE 0 END", List.copyOf(ages));
+    }
+
+    /**
+     * Deletes whole workflows (steps with their attempts, edges, the workflow row) every step of which
+     * is finished and older than the retention of its state in its queue, in batches of {@value Retention#BATCH}
+     * workflows, each its own transaction. A workflow with one step still unfinished or too recent
+     * stays whole: its finished steps' results and edges are what its waiting steps read and count.
+     * The steps are locked and checked again in the deleting transaction, so a step retried in
+     * between keeps its workflow.
+     *
+     * @return steps deleted
+     */
+    long deleteWorkflows() {
+        OldCondition cond = oldCondition();
+        if (cond == null) {
             return 0;
         }
-        String isOld = "CASE WHEN " + old + " THEN 1 ELSE 0 END";
+        String isOld = cond.isOld();
+        List<Object> ages = cond.ages();
         String candidates = "SELECT w.id FROM dbtasks_workflow w WHERE w.id > ? AND NOT EXISTS"
                 + " (SELECT 1 FROM dbtasks_task t WHERE t.workflow_id = w.id AND " + isOld + " = 0)"
                 + " ORDER BY w.id LIMIT ?";
@@ -362,6 +382,158 @@ public final class TaskRetention {
         return deleted;
     }
 
+    /**
+     * Deletes whole chunked batches (the chunk tasks with their attempts and idempotency keys, the
+     * chunk rows, the batch row) every chunk task of which is finished and older than the retention of
+     * its state in its queue, in groups of {@value Retention#BATCH} batches, each its own
+     * transaction. A batch with one chunk still unfinished or too recent stays whole, so its progress
+     * counts only what happened. A chunk row whose task is gone (deleted alone by an earlier version)
+     * counts as old. The chunk tasks are locked and checked again in the deleting transaction, so a
+     * chunk retried in between keeps its batch.
+     *
+     * @return chunk tasks deleted
+     */
+    long deleteBatches() {
+        OldCondition cond = oldCondition();
+        if (cond == null) {
+            return 0;
+        }
+        String candidates = "SELECT b.id FROM dbtasks_batch b WHERE b.id > ? AND NOT EXISTS"
+                + " (SELECT 1 FROM dbtasks_batch_chunk ch JOIN dbtasks_task t ON t.id = ch.task_id"
+                + " WHERE ch.batch_id = b.id AND " + cond.isOld() + " = 0) ORDER BY b.id LIMIT ?";
+        long total = 0;
+        long after = Long.MIN_VALUE;
+        while (true) {
+            long from = after;
+            List<Long> batches = jdbc.withConnection("Find finished batches", c -> {
+                List<Long> ids = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(candidates)) {
+                    int i = 1;
+                    ps.setLong(i++, from);
+                    i = bindAll(ps, i, cond.ages());
+                    ps.setInt(i, Retention.BATCH);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getLong(1));
+                        }
+                    }
+                }
+                return ids;
+            });
+            if (batches.isEmpty()) {
+                return total;
+            }
+            after = batches.get(batches.size() - 1);
+            long batchStart = System.nanoTime();
+            total += Jdbc.retryingDeadlocks(() ->
+                    jdbc.inTransaction("Retention of finished batches", c -> deleteWholeBatches(c, batches, cond)));
+            if (batches.size() < Retention.BATCH) {
+                return total;
+            }
+            pause(System.nanoTime() - batchStart);
+        }
+    }
+
+    /** Locks the chunk tasks of {@code batches}, and deletes each batch all of whose chunk tasks are old. */
+    private int deleteWholeBatches(Connection c, List<Long> batches, OldCondition cond) throws java.sql.SQLException {
+        String inBatches = marks(batches.size());
+        Map<Long, Long> batchOf = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT ch.batch_id, ch.task_id FROM dbtasks_batch_chunk ch"
+                + " WHERE ch.batch_id IN (" + inBatches + ") ORDER BY ch.batch_id, ch.chunk" + dialect.forUpdate())) {
+            bind(ps, batches);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    batchOf.put(rs.getLong(2), rs.getLong(1));
+                }
+            }
+        }
+        java.util.Set<Long> keep = new java.util.HashSet<>();
+        Map<Long, Object[]> finished = new HashMap<>();
+        List<Long> taskIds = new ArrayList<>(new java.util.TreeSet<>(batchOf.keySet()));
+        for (List<Long> slice : slices(taskIds)) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT t.id, " + cond.isOld()
+                    + " AS is_old, t.queue, t.status, t.finished_at FROM dbtasks_task t WHERE t.id IN ("
+                    + marks(slice.size()) + ") ORDER BY t.id" + dialect.forUpdate())) {
+                int i = bindAll(ps, 1, cond.ages());
+                for (long id : slice) {
+                    ps.setLong(i++, id);
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        long id = rs.getLong(1);
+                        if (rs.getInt(2) == 0) {
+                            keep.add(batchOf.get(id));
+                        }
+                        finished.put(id, new Object[] {
+                            rs.getString(3), TaskStatus.valueOf(rs.getString(4)), dialect.getInstant(rs, "finished_at")
+                        });
+                    }
+                }
+            }
+        }
+        List<Long> gone = new ArrayList<>();
+        for (long b : batches) {
+            if (!keep.contains(b)) {
+                gone.add(b);
+            }
+        }
+        if (gone.isEmpty()) {
+            return 0;
+        }
+        // Only the tasks that still exist are deleted; chunk rows whose task is gone just leave.
+        List<Long> ids = new ArrayList<>();
+        for (long id : taskIds) {
+            if (finished.containsKey(id) && !keep.contains(batchOf.get(id))) {
+                ids.add(id);
+            }
+        }
+        int deleted = 0;
+        Map<HistoryCounts.Key, Long> removed = new HashMap<>();
+        for (List<Long> slice : slices(ids)) {
+            String in = marks(slice.size());
+            try (PreparedStatement ps =
+                    c.prepareStatement("DELETE FROM dbtasks_attempt WHERE task_id IN (" + in + ")")) {
+                bind(ps, slice);
+                ps.executeUpdate();
+            }
+            TaskKeys.deleteOf(c, slice);
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_task WHERE id IN (" + in + ")")) {
+                bind(ps, slice);
+                deleted += ps.executeUpdate();
+            }
+            for (long id : slice) {
+                Object[] row = finished.get(id);
+                HistoryCounts.add(removed, (String) row[0], (TaskStatus) row[1], (java.time.Instant) row[2]);
+            }
+        }
+        // The rows are locked: every one selected is deleted, and leaves its hour's count.
+        if (deleted != ids.size()) {
+            throw new IllegalStateException(
+                    "retention deleted " + deleted + " of " + ids.size() + " chunk tasks it had locked");
+        }
+        history.subtract(c, removed);
+        String inGone = marks(gone.size());
+        try (PreparedStatement ps =
+                c.prepareStatement("DELETE FROM dbtasks_batch_chunk WHERE batch_id IN (" + inGone + ")")) {
+            bind(ps, gone);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM dbtasks_batch WHERE id IN (" + inGone + ")")) {
+            bind(ps, gone);
+            ps.executeUpdate();
+        }
+        return deleted;
+    }
+
+    /** @return {@code ids} in consecutive slices of at most {@value Retention#BATCH}, so no statement binds too many */
+    private static List<List<Long>> slices(List<Long> ids) {
+        List<List<Long>> slices = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i += Retention.BATCH) {
+            slices.add(ids.subList(i, Math.min(ids.size(), i + Retention.BATCH)));
+        }
+        return slices;
+    }
+
     private static String marks(int n) {
         return String.join(", ", Collections.nCopies(n, "?"));
     }
@@ -400,10 +572,12 @@ public final class TaskRetention {
             throw new IllegalArgumentException("only finished tasks are deleted, not " + status);
         }
         // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index;
-        // queue names are bound. Workflow steps go only with their whole workflow (deleteWorkflows).
+        // queue names are bound. Workflow steps go only with their whole workflow (deleteWorkflows), chunk
+        // tasks only with their whole batch (deleteBatches).
         String select = "SELECT id, queue, finished_at FROM dbtasks_task WHERE status = '" + status.name()
                 + "' AND finished_at < " + dialect.nowPlusMillis() + queueClause("queue", only, except)
-                + " AND workflow_id IS NULL LIMIT ?" + dialect.forUpdateSkipLocked();
+                + " AND workflow_id IS NULL AND NOT EXISTS (SELECT 1 FROM dbtasks_batch_chunk ch"
+                + " WHERE ch.task_id = dbtasks_task.id) LIMIT ?" + dialect.forUpdateSkipLocked();
         List<Object> queues = only != null ? List.of(only) : List.copyOf(except);
         String what = only != null ? status + " tasks of queue " + only : status + " tasks";
         long total = 0;
