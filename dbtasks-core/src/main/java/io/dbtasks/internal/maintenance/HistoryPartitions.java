@@ -129,10 +129,12 @@ public final class HistoryPartitions {
                     "History partition {} is kept: it holds steps of a workflow that is not old yet", partition.name());
             return 0;
         }
+        // From the chunk rows, which are few beside a day of history: each looks its task up by the
+        // primary key (id, history_day) in the day's partition.
         if (exists(
                 c,
-                "SELECT 1" + in
-                        + " AND EXISTS (SELECT 1 FROM dbtasks_batch_chunk ch WHERE ch.task_id = dbtasks_task.id)",
+                "SELECT 1 FROM dbtasks_batch_chunk ch WHERE EXISTS (SELECT 1 FROM dbtasks_task t"
+                        + " WHERE t.id = ch.task_id AND t.history_day >= ? AND t.history_day < ?)",
                 from,
                 to)) {
             log.info(

@@ -398,15 +398,15 @@ public final class TaskRetention {
         if (cond == null) {
             return 0;
         }
-        String candidates = "SELECT b.id FROM dbtasks_batch b WHERE b.id > ? AND NOT EXISTS"
+        String candidates = "SELECT b.id, b.chunks FROM dbtasks_batch b WHERE b.id > ? AND NOT EXISTS"
                 + " (SELECT 1 FROM dbtasks_batch_chunk ch JOIN dbtasks_task t ON t.id = ch.task_id"
                 + " WHERE ch.batch_id = b.id AND " + cond.isOld() + " = 0) ORDER BY b.id LIMIT ?";
         long total = 0;
         long after = Long.MIN_VALUE;
         while (true) {
             long from = after;
-            List<Long> batches = jdbc.withConnection("Find finished batches", c -> {
-                List<Long> ids = new ArrayList<>();
+            List<long[]> found = jdbc.withConnection("Find finished batches", c -> {
+                List<long[]> rows = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(candidates)) {
                     int i = 1;
                     ps.setLong(i++, from);
@@ -414,20 +414,32 @@ public final class TaskRetention {
                     ps.setInt(i, Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
-                            ids.add(rs.getLong(1));
+                            rows.add(new long[] {rs.getLong(1), rs.getLong(2)});
                         }
                     }
                 }
-                return ids;
+                return rows;
             });
-            if (batches.isEmpty()) {
+            if (found.isEmpty()) {
                 return total;
+            }
+            // One transaction takes whole batches up to about Retention.BATCH chunk tasks (at least
+            // one batch, however many chunks it has), so a group of large batches is not one huge
+            // transaction.
+            List<Long> batches = new ArrayList<>();
+            long chunks = 0;
+            for (long[] b : found) {
+                if (!batches.isEmpty() && chunks + b[1] > Retention.BATCH) {
+                    break;
+                }
+                batches.add(b[0]);
+                chunks += b[1];
             }
             after = batches.get(batches.size() - 1);
             long batchStart = System.nanoTime();
             total += Jdbc.retryingDeadlocks(() ->
                     jdbc.inTransaction("Retention of finished batches", c -> deleteWholeBatches(c, batches, cond)));
-            if (batches.size() < Retention.BATCH) {
+            if (found.size() < Retention.BATCH && batches.size() == found.size()) {
                 return total;
             }
             pause(System.nanoTime() - batchStart);
