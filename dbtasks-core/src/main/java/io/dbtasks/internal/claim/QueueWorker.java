@@ -96,6 +96,14 @@ public final class QueueWorker implements Runnable {
     /** The last claim left due tasks behind a limit: a task finishing here may let one start. */
     private volatile boolean wakeOnRelease;
 
+    /**
+     * The most tasks this loop claims ahead, as limits allow: a task claimed ahead is RUNNING and
+     * counts against its key's limit while it waits for a slot. Each claim that left due tasks behind
+     * a limit halves it (to nothing in a few claims); each that left none raises it by a quarter of
+     * the slots, until it no longer binds ({@link Integer#MAX_VALUE}). Guarded by this.
+     */
+    private int aheadWithinLimits = Integer.MAX_VALUE;
+
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean claiming = true;
     private Thread thread;
@@ -222,18 +230,32 @@ public final class QueueWorker implements Runnable {
     }
 
     /**
-     * How many tasks may wait claimed ahead, from the average handler time; none while the last claim
-     * left tasks behind a limit (a task claimed ahead is RUNNING and counts against its key's limit
-     * while it waits for a slot). Guarded by this.
+     * How many tasks may wait claimed ahead, from the average handler time, within what limits allow
+     * ({@link #aheadWithinLimits}). Guarded by this.
      */
     private int claimAhead() {
-        if (averageNanos < 0 || !config.claimAhead() || wakeOnRelease) {
+        return Math.min(naturalAhead(), aheadWithinLimits);
+    }
+
+    /** {@link #claimAhead()} as the handler times alone would have it. Guarded by this. */
+    private int naturalAhead() {
+        if (averageNanos < 0 || !config.claimAhead()) {
             return 0;
         }
         double horizon = TimeUnit.MILLISECONDS.toNanos(CLAIM_AHEAD_HORIZON_MILLIS);
         return (int) Math.min(
                 Math.max(MAX_CLAIM_AHEAD_PER_SLOT * slots, config.claimBatch()),
                 slots * horizon / Math.max(1, averageNanos));
+    }
+
+    /** Adjusts {@link #aheadWithinLimits} after a claim; see there. */
+    private synchronized void aheadAfterClaim(boolean held) {
+        if (held) {
+            aheadWithinLimits = claimAhead() / 2;
+        } else if (aheadWithinLimits != Integer.MAX_VALUE) {
+            int raised = aheadWithinLimits + Math.max(1, slots / 4);
+            aheadWithinLimits = raised >= naturalAhead() ? Integer.MAX_VALUE : raised;
+        }
     }
 
     /** The smallest claim worth a round trip while the queue is busy. Guarded by this. */
@@ -287,6 +309,7 @@ public final class QueueWorker implements Runnable {
             long heldMillis = heldBack.applyAsLong(queue);
             boolean held = heldMillis >= 0;
             wakeOnRelease = held;
+            aheadAfterClaim(held);
             if (!busy) {
                 // Held back by a limit: a task finishing here wakes the loop; one finishing on
                 // another engine is found within the shorter held-back poll, and a key's rate window

@@ -479,26 +479,36 @@ public interface Dialect {
     }
 
     /**
-     * The claim in claim order of a queue whose limits cannot bind while it runs: under an exclusive
-     * lock of the queue (which every other claim of the queue's limited keys takes shared, before it
-     * counts), count the queue's RUNNING tasks whatever their key, and start the first due tasks
-     * only if that count is at most a bound. A key's RUNNING tasks are among the queue's, so when the
-     * queue's count plus the claim's batch is within the smallest limit, no key can pass its limit:
-     * one count of the queue replaces the count and the lock of each key.
+     * The claim in claim order within limits under the queue's lock: an exclusive lock of the queue,
+     * which every claim of the queue that locks keys instead takes shared before it counts, so that
+     * the claim's counts see every claim of the queue committed before and none commits meanwhile.
+     * Each text holds two statements run in one round trip, in one implicit transaction that ends
+     * with them (the connection must be in auto-commit): the lock, whose result is one row to skip,
+     * then the claim, begun after the lock was granted.
      *
-     * <p>The statement text holds two statements run in one round trip, in one implicit transaction
-     * that ends with them (the connection must be in auto-commit), the second begun after the first
-     * was granted the lock, so that its count sees every claim of the queue committed before. Binds
-     * the queue (the lock's), then the owner and the lease in milliseconds, the due condition's
-     * parameters ({@link #bindDue}), the queue (the count's), the bound (the most RUNNING tasks the
-     * count may find), and the limit. The first statement's result is one row to skip; the second's
-     * are the started rows' {@link #TASK_COLUMNS}, none if the count passed the bound.
-     *
-     * @param claimable what the claiming engine can run
-     * @return the statements, or empty where the database cannot run them so (no transaction-level
-     *     lock, or transactions not READ COMMITTED by default)
+     * @param withinBound starts the first due tasks if the queue has at most a bound of RUNNING tasks,
+     *     whatever their keys: a key's RUNNING tasks are among the queue's, so with the bound at the
+     *     smallest limit less the claim's batch no key passes its limit, and one count of the queue
+     *     replaces a count per key. Binds the queue (the lock's), the owner and the lease in
+     *     milliseconds, the due condition's parameters ({@link #bindDue}), the queue (the count's),
+     *     the bound, and the limit; returns the started rows' {@link #TASK_COLUMNS}, none if the count
+     *     passed the bound or nothing was due
+     * @param countingKeys locks the first due tasks, counts the RUNNING tasks of their limited keys and
+     *     starts each locked task whose key has room, in claim order. Binds the queue (the lock's), the
+     *     due condition's parameters, the limit, the queue's limits most specific first as {@code LIKE}
+     *     patterns ({@code text[]}, see {@link #likePattern}) and their most running ({@code int[]}),
+     *     the queue (the count's), then the owner and the lease in milliseconds; returns the started
+     *     rows' {@link #TASK_COLUMNS} and {@code due_count}, how many due tasks it locked, or one row
+     *     with a null {@code id} and {@code due_count} if it started none
      */
-    default Optional<String> queueBoundClaim(Claimable claimable) {
+    record QueueClaim(String withinBound, String countingKeys) {}
+
+    /**
+     * @param claimable what the claiming engine can run
+     * @return the claims in claim order under the queue's lock, or empty where the database cannot run
+     *     them so (no transaction-level lock, or transactions not READ COMMITTED by default)
+     */
+    default Optional<QueueClaim> queueClaim(Claimable claimable) {
         return Optional.empty();
     }
 

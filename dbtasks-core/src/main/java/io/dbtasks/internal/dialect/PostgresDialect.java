@@ -326,7 +326,7 @@ public final class PostgresDialect implements Dialect {
     /**
      * The first key of the transaction-level advisory lock of a queue with limits ({@code
      * (QUEUE_LOCK_SPACE, hashtext(queue))}): held exclusively by a claim that counts the whole queue
-     * ({@link #queueBoundClaim}), shared by every claim that locks and counts keys of the queue.
+     * ({@link #queueClaim}), shared by every claim that locks and counts keys of the queue.
      */
     public static final int QUEUE_LOCK_SPACE = 0x64627471; // "dbtq"
 
@@ -342,21 +342,40 @@ public final class PostgresDialect implements Dialect {
      *
      * <p>On PostgreSQL the two statements go in one round trip and run in the implicit transaction
      * that lasts until the driver's Sync, which releases the advisory lock; each statement takes its
-     * own snapshot only under READ COMMITTED, so this is offered only once the first keyed claim found
-     * that the connections' transactions are READ COMMITTED by default ({@link
-     * #readCommittedTransaction}). The count reads the partial index of RUNNING tasks.
+     * own snapshot only under READ COMMITTED, so these are offered only once the first keyed claim
+     * found that the connections' transactions are READ COMMITTED by default ({@link
+     * #readCommittedTransaction}). The queue's count reads the partial index of RUNNING tasks, the
+     * keys' counts the per-key index. The claim counting keys reads its due tasks once (a CTE read
+     * twice is computed once) and returns its count of them even when it starts none, by a left
+     * join from that count.
      */
     @Override
-    public Optional<String> queueBoundClaim(Claimable claimable) {
+    public Optional<QueueClaim> queueClaim(Claimable claimable) {
         if (!Boolean.FALSE.equals(explicitReadCommitted)) {
             return Optional.empty();
         }
-        return Optional.of("SELECT pg_advisory_xact_lock(" + QUEUE_LOCK_SPACE + ", hashtext(?::text));"
-                + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
+        String lock = "SELECT pg_advisory_xact_lock(" + QUEUE_LOCK_SPACE + ", hashtext(?::text));";
+        String withinBound = lock + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
                 + " AND id = ANY(ARRAY(SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable)
                 + " AND (SELECT COUNT(*) FROM dbtasks_task WHERE queue = ? AND " + LIVE + " AND status = "
                 + Dialect.status(TaskStatus.RUNNING) + ") <= ? ORDER BY " + CLAIM_ORDER
-                + " LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING " + TASK_COLUMNS);
+                + " LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING " + TASK_COLUMNS;
+        String countingKeys = lock + " WITH due AS (SELECT id, concurrency_key AS k, row_number() OVER (ORDER BY "
+                + CLAIM_ORDER + ") AS ord FROM (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
+                + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED) d),"
+                + " l AS (SELECT * FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS l(pat, cap, ord)),"
+                + " c AS (SELECT due.id, due.k, due.ord, (SELECT l.cap FROM l WHERE due.k LIKE l.pat ORDER BY l.ord"
+                + " LIMIT 1) AS cap FROM due),"
+                + " r AS (SELECT concurrency_key AS k, COUNT(*) AS n FROM dbtasks_task WHERE status = "
+                + Dialect.status(TaskStatus.RUNNING) + " AND " + LIVE + " AND queue = ? AND concurrency_key ="
+                + " ANY(ARRAY(SELECT DISTINCT k FROM c WHERE cap IS NOT NULL)) GROUP BY concurrency_key),"
+                + " p AS (SELECT c.id FROM (SELECT c.id, c.k, c.cap, row_number() OVER (PARTITION BY c.k ORDER BY"
+                + " c.ord) AS rn FROM c) c LEFT JOIN r ON r.k = c.k WHERE c.cap IS NULL OR c.rn <= c.cap -"
+                + " COALESCE(r.n, 0)),"
+                + " u AS (UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
+                + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING " + TASK_COLUMNS + ")"
+                + " SELECT u.*, d.n AS due_count FROM (SELECT COUNT(*) AS n FROM due) d LEFT JOIN u ON TRUE";
+        return Optional.of(new QueueClaim(withinBound, countingKeys));
     }
 
     /**

@@ -54,7 +54,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       until it commits, so claims of one key take turns on every engine, and engines that read the
  *       same candidates share out the keys instead of queueing for them. On PostgreSQL the same
  *       statement first waits for the queue's lock in shared mode, which a claim in order that
- *       counts the whole queue holds exclusively ({@link Dialect#queueBoundClaim}).
+ *       claims under the queue's lock hold exclusively ({@link Dialect#queueClaim}).
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
  *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
@@ -129,8 +129,20 @@ final class KeyedClaim {
      * @param rows the claimed rows
      * @param heldBack whether due tasks were left because their key was at its limit, so that the
      *     claim may come back short while the queue is not drained
+     * @param headHeldBack for a claim in claim order: whether it left more of the due tasks it locked
+     *     behind a limit than it started, so that the head of the queue is held back and the next
+     *     claims should go round robin, which looks past keys at their limit
      */
-    record Result<T>(List<T> rows, boolean heldBack) {}
+    record Result<T>(List<T> rows, boolean heldBack, boolean headHeldBack) {
+        Result(List<T> rows, boolean heldBack) {
+            this(rows, heldBack, heldBack);
+        }
+
+        /** The result of a claim in claim order that locked {@code locked} due tasks. */
+        static <T> Result<T> inOrder(List<T> rows, long locked) {
+            return new Result<>(rows, locked > rows.size(), locked > 2L * rows.size());
+        }
+    }
 
     /**
      * Claims up to {@code limit} due tasks of {@code queue} within its limits; runs its own
@@ -176,12 +188,14 @@ final class KeyedClaim {
      * own READ COMMITTED transaction on {@code c}:
      *
      * <ol>
-     *   <li>Where the database offers it ({@link Dialect#queueBoundClaim}, PostgreSQL), {@code c} is in
-     *       auto-commit and {@code limit} is at most the queue's smallest limit: lock the queue
-     *       exclusively, and start the first due tasks if the queue has at most that limit less
-     *       {@code limit} tasks RUNNING, whatever their keys (one round trip, no key lock, no count
-     *       per key). If it started none (too many RUNNING, or nothing due), claims of the queue
-     *       count keys for the next second, from the step below.
+     *   <li>Where the database offers it ({@link Dialect#queueClaim}, PostgreSQL) and {@code c} is in
+     *       auto-commit, lock the queue exclusively instead of keys, in one round trip: if {@code
+     *       limit} is at most the queue's smallest limit, start the first due tasks if the queue has
+     *       at most that limit less {@code limit} tasks RUNNING, whatever their keys (no count per
+     *       key); if that started none (too many RUNNING, or nothing due), claims of the queue skip
+     *       it for the next second. Otherwise lock the first due tasks, count their limited keys'
+     *       RUNNING tasks and start those with room, in one statement. The steps below are for the
+     *       other cases.
      *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
      *       the plain claim reads them.
      *   <li>Lock their limited keys, waiting for a claim that holds one (it commits within its claim).
@@ -218,9 +232,10 @@ final class KeyedClaim {
             throws SQLException {
         boolean autoCommit = c.getAutoCommit();
         if (autoCommit) {
-            List<T> rows = claimWithinQueueBound(c, queue, claimable, limits, limit, owner, leaseMillis, reader);
-            if (!rows.isEmpty()) {
-                return new Result<>(rows, false);
+            java.util.Optional<Dialect.QueueClaim> underQueueLock = dialect.queueClaim(claimable);
+            if (underQueueLock.isPresent()) {
+                return claimUnderQueueLock(
+                        c, underQueueLock.get(), queue, claimable, limits, limit, owner, leaseMillis, reader);
             }
         }
         c.setAutoCommit(false);
@@ -260,7 +275,6 @@ final class KeyedClaim {
                 }
             }
             List<Long> picked = new ArrayList<>(due.size());
-            boolean heldBack = false;
             for (Candidate k : due) {
                 Integer free = k.key() == null ? null : room.get(k.key());
                 if (free == null) {
@@ -268,13 +282,12 @@ final class KeyedClaim {
                 } else if (free > 0) {
                     room.put(k.key(), free - 1);
                     picked.add(k.id());
-                } else {
-                    heldBack = true;
                 }
             }
             List<T> rows = picked.isEmpty() ? List.of() : startLocked(c, picked, owner, leaseMillis, reader);
             c.commit();
-            return new Result<>(rows, heldBack);
+            // Every locked task was PENDING and due: those not started were left by their key's limit.
+            return Result.inOrder(rows, due.size());
         } catch (SQLException | RuntimeException e) {
             try {
                 c.rollback();
@@ -298,16 +311,15 @@ final class KeyedClaim {
     static final long BOUND_RETRY_NANOS = 1_000_000_000L;
 
     /**
-     * The claim in claim order that counts the whole queue instead of each key ({@link
-     * Dialect#queueBoundClaim}), where the database offers it and the claim's batch fits within the
-     * smallest limit: with at most {@code minRunning - limit} tasks of the queue RUNNING, starting
-     * {@code limit} more leaves every key within its limit, whatever the keys.
-     *
-     * @return the started rows; empty if the claim was not tried, the queue had too many RUNNING tasks,
-     *     or nothing was due (the caller then claims counting keys)
+     * {@link #claimInOrder} under the queue's lock ({@link Dialect.QueueClaim}), in auto-commit: within
+     * the queue's bound if the claim's batch fits within the smallest limit (with at most {@code
+     * minRunning - limit} tasks of the queue RUNNING, starting {@code limit} more leaves every key
+     * within its limit, whatever the keys), else, or if that started nothing, counting the keys of
+     * the due tasks it locks.
      */
-    private <T> List<T> claimWithinQueueBound(
+    private <T> Result<T> claimUnderQueueLock(
             Connection c,
+            Dialect.QueueClaim sql,
             String queue,
             Claimable claimable,
             LimitSet limits,
@@ -317,43 +329,75 @@ final class KeyedClaim {
             Dialect.RowReader<T> reader)
             throws SQLException {
         int bound = limits.minRunning() - limit;
-        if (bound < 0) {
-            return List.of();
-        }
         Long missed = boundMissed.get(queue);
-        if (missed != null && System.nanoTime() - missed < BOUND_RETRY_NANOS) {
-            return List.of();
+        if (bound >= 0 && (missed == null || System.nanoTime() - missed >= BOUND_RETRY_NANOS)) {
+            List<T> rows = new ArrayList<>(limit);
+            try (PreparedStatement ps = c.prepareStatement(sql.withinBound())) {
+                int i = 1;
+                ps.setString(i++, queue);
+                ps.setString(i++, owner);
+                ps.setLong(i++, leaseMillis);
+                i = dialect.bindDue(ps, i, queue, claimable);
+                ps.setString(i++, queue);
+                ps.setInt(i++, bound);
+                ps.setInt(i, limit);
+                try (ResultSet rs = claimResult(ps)) {
+                    while (rs.next()) {
+                        rows.add(reader.read(rs));
+                    }
+                }
+            }
+            if (!rows.isEmpty()) {
+                if (missed != null) {
+                    boundMissed.remove(queue);
+                }
+                return new Result<>(rows, false);
+            }
+            boundMissed.put(queue, System.nanoTime());
         }
-        java.util.Optional<String> sql = dialect.queueBoundClaim(claimable);
-        if (sql.isEmpty()) {
-            return List.of();
-        }
+        List<Limit> running =
+                limits.limits().stream().filter(Limit::limitsRunning).toList();
         List<T> rows = new ArrayList<>(limit);
-        try (PreparedStatement ps = c.prepareStatement(sql.get())) {
+        long due = 0;
+        try (PreparedStatement ps = c.prepareStatement(sql.countingKeys())) {
             int i = 1;
             ps.setString(i++, queue);
-            ps.setString(i++, owner);
-            ps.setLong(i++, leaseMillis);
             i = dialect.bindDue(ps, i, queue, claimable);
+            ps.setInt(i++, limit);
+            ps.setArray(
+                    i++,
+                    c.createArrayOf(
+                            "text",
+                            running.stream()
+                                    .map(l -> Dialect.likePattern(l.keyPattern()))
+                                    .toArray()));
+            ps.setArray(
+                    i++,
+                    c.createArrayOf(
+                            "integer", running.stream().map(Limit::maxRunning).toArray()));
             ps.setString(i++, queue);
-            ps.setInt(i++, bound);
-            ps.setInt(i, limit);
-            ps.execute(); // the lock's one row
-            if (!ps.getMoreResults()) {
-                throw new SQLException("The claim within the queue's bound returned no rows of the claim");
-            }
-            try (ResultSet rs = ps.getResultSet()) {
+            ps.setString(i++, owner);
+            ps.setLong(i, leaseMillis);
+            try (ResultSet rs = claimResult(ps)) {
                 while (rs.next()) {
-                    rows.add(reader.read(rs));
+                    due = rs.getLong("due_count");
+                    if (rs.getObject("id") != null) {
+                        rows.add(reader.read(rs));
+                    }
                 }
             }
         }
-        if (rows.isEmpty()) {
-            boundMissed.put(queue, System.nanoTime());
-        } else if (missed != null) {
-            boundMissed.remove(queue);
+        // Every locked task was PENDING and due: those not started were left by their key's limit.
+        return Result.inOrder(rows, due);
+    }
+
+    /** Runs a statement pair of {@link Dialect.QueueClaim}: skips the lock's row, returns the claim's. */
+    private static ResultSet claimResult(PreparedStatement ps) throws SQLException {
+        ps.execute();
+        if (!ps.getMoreResults()) {
+            throw new SQLException("The claim under the queue's lock returned no rows of the claim");
         }
-        return rows;
+        return ps.getResultSet();
     }
 
     /** {@link #claimInOrder} where the database does it in two statements; see {@link Dialect.InOrderClaim}. */
@@ -418,7 +462,7 @@ final class KeyedClaim {
             }
         }
         // Every locked task was PENDING and due: those not started were left by their key's limit.
-        return new Result<>(rows, rows.size() < ids.size());
+        return Result.inOrder(rows, ids.size());
     }
 
     /**

@@ -154,10 +154,16 @@ public final class Leases {
                             rows::claimed)));
             claimed = inClaimOrder(first.rows());
             if (first.heldBack()) {
-                // A limit binds: claims go round robin, which looks past keys at their limit, until
-                // one leaves nothing behind a limit; this one takes the rest that way at once.
-                binding.add(queue);
                 heldBack.add(queue);
+            } else {
+                heldBack.remove(queue);
+            }
+            if (first.headHeldBack()) {
+                // A limit holds back most of the head of the queue: claims go round robin, which
+                // looks past keys at their limit, until one leaves nothing behind a limit; this one
+                // takes the rest that way at once. A claim that started most of what it locked stays
+                // in claim order, which leaves the tasks of keys at their limit where they are.
+                binding.add(queue);
                 if (claimed.size() < limit) {
                     // The claim above has committed: its tasks are this engine's now, whatever the
                     // second claim does. A failure of that one is logged and the loop comes back.
@@ -174,8 +180,6 @@ public final class Leases {
                                 e);
                     }
                 }
-            } else {
-                heldBack.remove(queue);
             }
         } else {
             claimed = roundRobin(queue, what, queueLimits, limit);
@@ -188,8 +192,8 @@ public final class Leases {
 
     /**
      * Queues with limits whose claims go round robin though they may go in order ({@link
-     * LimitSet#inOrder()}): a claim in order found a limit binding, and no round robin claim since has
-     * left nothing behind a limit.
+     * LimitSet#inOrder()}): a claim in order left more of the due tasks it locked behind a limit than
+     * it started, and no round robin claim since has left nothing behind a limit.
      */
     private final Set<String> binding = java.util.concurrent.ConcurrentHashMap.newKeySet();
 

@@ -29,14 +29,16 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.ThrowingSupplier;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * On PostgreSQL a claim in claim order whose batch fits within the queue's smallest limit counts the
- * queue's RUNNING tasks instead of each key's, under the queue's lock taken exclusively; a claim that
- * counts keys takes that lock shared first. These tests hold one side of that lock open on a
- * connection of their own and watch the other side.
+ * On PostgreSQL a claim in claim order takes the queue's lock exclusively instead of key locks, and
+ * if its batch fits within the queue's smallest limit counts the queue's RUNNING tasks instead of
+ * each key's; a claim that locks keys takes the queue's lock shared first. These tests hold one side
+ * of that lock, or a key's, open on a connection of their own and watch the other side.
  */
-class PostgresQueueBoundClaimTest {
+class PostgresQueueLockTest {
     private static final String QUEUE = "bound";
     private static final String OWNER = "bound-test";
     private static final long LEASE_MILLIS = 60_000;
@@ -115,16 +117,43 @@ class PostgresQueueBoundClaimTest {
     }
 
     @Test
-    void aClaimCountingKeysWaitsForAClaimCountingTheQueue() throws Exception {
-        aClaimCountingKeysWaitsForAClaimCountingTheQueue(false);
+    void aClaimInOrderCountingKeysTakesNoKeyLockAndKeepsTheLimit() throws Exception {
+        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
+        insertPending("k", 6);
+        insertPending("other", 1);
+        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
+        LimitSet set = limits.forQueue(QUEUE);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        try (Connection holder = ds.getConnection()) {
+            holder.setAutoCommit(false);
+            lockKey(holder, "k");
+            // Asks for more than the smallest limit: counts the keys of the tasks it locks.
+            KeyedClaim.Result<Long> result = inTime(() -> {
+                try (Connection c = ds.getConnection()) {
+                    return claim.claimInOrder(
+                            c, QUEUE, Claimable.ANY, set, 10, OWNER, LEASE_MILLIS, rs -> rs.getLong("id"));
+                }
+            });
+            assertThat(result.rows()).as("two of k, and the task of other").hasSize(3);
+            assertThat(result.heldBack()).as("three of k left behind its limit").isTrue();
+            holder.rollback();
+        }
+        assertThat(running()).isEqualTo(4);
     }
 
-    @Test
-    void aRoundRobinClaimWaitsForAClaimCountingTheQueue() throws Exception {
-        aClaimCountingKeysWaitsForAClaimCountingTheQueue(true);
+    /** How a claim that counts keys runs. */
+    enum CountingKeys {
+        /** In claim order under the queue's lock (auto-commit). */
+        IN_ORDER,
+        /** In claim order in the caller's transaction, under key locks. */
+        IN_ORDER_IN_TRANSACTION,
+        /** Round robin over keys, under key locks. */
+        ROUND_ROBIN
     }
 
-    private void aClaimCountingKeysWaitsForAClaimCountingTheQueue(boolean roundRobin) throws Exception {
+    @ParameterizedTest
+    @EnumSource(CountingKeys.class)
+    void aClaimCountingKeysWaitsForAClaimCountingTheQueue(CountingKeys how) throws Exception {
         limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
         insertPending("k", 6);
         KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
@@ -140,8 +169,11 @@ class PostgresQueueBoundClaimTest {
             long[] pending = pendingIds();
             startInTransaction(holder, pending[0], pending[1]);
             // Asks for 5, more than the limit leaves room for the queue's count, so it counts keys.
-            Future<List<Long>> waiting =
-                    executor.submit(() -> roundRobin ? roundRobin(claim, set, 5) : claimInOrder(claim, set, 5));
+            Future<List<Long>> waiting = executor.submit(() -> switch (how) {
+                case IN_ORDER -> claimInOrder(claim, set, 5);
+                case IN_ORDER_IN_TRANSACTION -> claimInOrderInTransaction(claim, set, 5);
+                case ROUND_ROBIN -> roundRobin(claim, set, 5);
+            });
             Thread.sleep(500);
             assertThat(waiting)
                     .as("the claim counting keys waits for the queue's lock")
@@ -156,6 +188,17 @@ class PostgresQueueBoundClaimTest {
         try (Connection c = ds.getConnection()) {
             return claim.claimInOrder(c, QUEUE, Claimable.ANY, set, limit, OWNER, LEASE_MILLIS, rs -> rs.getLong("id"))
                     .rows();
+        }
+    }
+
+    private List<Long> claimInOrderInTransaction(KeyedClaim claim, LimitSet set, int limit) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            List<Long> rows = claim.claimInOrder(
+                            c, QUEUE, Claimable.ANY, set, limit, OWNER, LEASE_MILLIS, rs -> rs.getLong("id"))
+                    .rows();
+            c.commit();
+            return rows;
         }
     }
 
