@@ -479,6 +479,30 @@ public interface Dialect {
     }
 
     /**
+     * The claim in claim order of a queue whose limits cannot bind while it runs: under an exclusive
+     * lock of the queue (which every other claim of the queue's limited keys takes shared, before it
+     * counts), count the queue's RUNNING tasks whatever their key, and start the first due tasks
+     * only if that count is at most a bound. A key's RUNNING tasks are among the queue's, so when the
+     * queue's count plus the claim's batch is within the smallest limit, no key can pass its limit:
+     * one count of the queue replaces the count and the lock of each key.
+     *
+     * <p>The statement text holds two statements run in one round trip, in one implicit transaction
+     * that ends with them (the connection must be in auto-commit), the second begun after the first
+     * was granted the lock, so that its count sees every claim of the queue committed before. Binds
+     * the queue (the lock's), then the owner and the lease in milliseconds, the due condition's
+     * parameters ({@link #bindDue}), the queue (the count's), the bound (the most RUNNING tasks the
+     * count may find), and the limit. The first statement's result is one row to skip; the second's
+     * are the started rows' {@link #TASK_COLUMNS}, none if the count passed the bound.
+     *
+     * @param claimable what the claiming engine can run
+     * @return the statements, or empty where the database cannot run them so (no transaction-level
+     *     lock, or transactions not READ COMMITTED by default)
+     */
+    default Optional<String> queueBoundClaim(Claimable claimable) {
+        return Optional.empty();
+    }
+
+    /**
      * @param keyPattern a limit's key pattern: an exact key, or {@code *} for any run of characters
      * @return the same as a {@code LIKE} pattern with the default escape character (backslash)
      */

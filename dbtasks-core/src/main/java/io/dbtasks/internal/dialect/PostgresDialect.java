@@ -324,6 +324,42 @@ public final class PostgresDialect implements Dialect {
     public static final int KEY_LOCK_SPACE = 0x64627463; // "dbtc"
 
     /**
+     * The first key of the transaction-level advisory lock of a queue with limits ({@code
+     * (QUEUE_LOCK_SPACE, hashtext(queue))}): held exclusively by a claim that counts the whole queue
+     * ({@link #queueBoundClaim}), shared by every claim that locks and counts keys of the queue.
+     */
+    public static final int QUEUE_LOCK_SPACE = 0x64627471; // "dbtq"
+
+    /**
+     * Takes the shared lock of the queue in column {@code q} ({@link #QUEUE_LOCK_SPACE}) and returns
+     * {@code q}; needs its FROM.
+     */
+    private static final String QUEUE_LOCK_SHARED =
+            "SELECT q, pg_advisory_xact_lock_shared(" + QUEUE_LOCK_SPACE + ", hashtext(q)) AS shared";
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL the two statements go in one round trip and run in the implicit transaction
+     * that lasts until the driver's Sync, which releases the advisory lock; each statement takes its
+     * own snapshot only under READ COMMITTED, so this is offered only once the first keyed claim found
+     * that the connections' transactions are READ COMMITTED by default ({@link
+     * #readCommittedTransaction}). The count reads the partial index of RUNNING tasks.
+     */
+    @Override
+    public Optional<String> queueBoundClaim(Claimable claimable) {
+        if (!Boolean.FALSE.equals(explicitReadCommitted)) {
+            return Optional.empty();
+        }
+        return Optional.of("SELECT pg_advisory_xact_lock(" + QUEUE_LOCK_SPACE + ", hashtext(?::text));"
+                + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
+                + " AND id = ANY(ARRAY(SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable)
+                + " AND (SELECT COUNT(*) FROM dbtasks_task WHERE queue = ? AND " + LIVE + " AND status = "
+                + Dialect.status(TaskStatus.RUNNING) + ") <= ? ORDER BY " + CLAIM_ORDER
+                + " LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING " + TASK_COLUMNS);
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>On PostgreSQL, transaction-level advisory locks on {@code (KEY_LOCK_SPACE, hashtext(queue,
@@ -333,11 +369,15 @@ public final class PostgresDialect implements Dialect {
      * lock, which makes their claims take turns and nothing worse. Each lock takes an entry of the
      * server's shared lock table ({@code max_locks_per_transaction} times {@code max_connections}
      * entries) until the claim commits: one per limited key a claim starts, at most its claim batch.
+     * Before them, the statement waits for the queue's lock in shared mode ({@link #QUEUE_LOCK_SPACE};
+     * its one-time filter runs first), so that no claim counts keys while one counts the queue.
      */
     @Override
     public Optional<KeyLocks> keyLocks() {
-        return Optional.of(new KeyLocks("SELECT k FROM (SELECT ?::text AS q, k FROM unnest(?::text[]) AS k) s WHERE NOT"
-                + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(q || chr(1) || k))"));
+        return Optional.of(new KeyLocks("WITH p AS MATERIALIZED (SELECT ?::text AS q, ?::text[] AS ks),"
+                + " g AS MATERIALIZED (" + QUEUE_LOCK_SHARED + " FROM p)"
+                + " SELECT k FROM p, unnest(p.ks) AS k WHERE (SELECT COUNT(*) FROM g) >= 0 AND NOT"
+                + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(p.q || chr(1) || k))"));
     }
 
     /**
@@ -346,15 +386,18 @@ public final class PostgresDialect implements Dialect {
      * <p>On PostgreSQL the key locks ride in the locking read: the outer query's one-time filter
      * counts every row of the CTE of lock calls before it returns a row, and that CTE locks in hash
      * order (its subquery's ORDER BY, with DISTINCT, is not flattened into it, so it fixes the order
-     * of the calls). The count, the pick per key and the update are one statement: two round trips
-     * and the commit, against the one of a queue without limits.
+     * of the calls). Before the first key lock, that CTE waits for the queue's lock in shared mode
+     * ({@link #QUEUE_LOCK_SPACE}): the sort of its input reads the joined one-row CTE that takes it.
+     * The count, the pick per key and the update are one statement: two round trips and the commit,
+     * against the one of a queue without limits.
      */
     @Override
     public Optional<InOrderClaim> inOrderClaim(Claimable claimable) {
         String lockAndRead = "WITH due AS (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
                 + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED),"
+                + " g AS MATERIALIZED (" + QUEUE_LOCK_SHARED + " FROM (SELECT ?::text AS q) p),"
                 + " locked AS (SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT"
-                + " hashtext(?::text || chr(1) || concurrency_key) AS h FROM due WHERE concurrency_key LIKE"
+                + " hashtext(g.q || chr(1) || concurrency_key) AS h FROM due, g WHERE concurrency_key LIKE"
                 + " ANY(?::text[]) ORDER BY h) s)"
                 + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) >= 0 ORDER BY "
                 + CLAIM_ORDER;

@@ -52,7 +52,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       first use), or where the database has them a transaction-level advisory lock ({@link
  *       Dialect#keyLocks()}, PostgreSQL). Every claim that starts a task of a key holds that lock
  *       until it commits, so claims of one key take turns on every engine, and engines that read the
- *       same candidates share out the keys instead of queueing for them.
+ *       same candidates share out the keys instead of queueing for them. On PostgreSQL the same
+ *       statement first waits for the queue's lock in shared mode, which a claim in order that
+ *       counts the whole queue holds exclusively ({@link Dialect#queueBoundClaim}).
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
  *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
@@ -174,6 +176,12 @@ final class KeyedClaim {
      * own READ COMMITTED transaction on {@code c}:
      *
      * <ol>
+     *   <li>Where the database offers it ({@link Dialect#queueBoundClaim}, PostgreSQL), {@code c} is in
+     *       auto-commit and {@code limit} is at most the queue's smallest limit: lock the queue
+     *       exclusively, and start the first due tasks if the queue has at most that limit less
+     *       {@code limit} tasks RUNNING, whatever their keys (one round trip, no key lock, no count
+     *       per key). If it started none (too many RUNNING, or nothing due), claims of the queue
+     *       count keys for the next second, from the step below.
      *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
      *       the plain claim reads them.
      *   <li>Lock their limited keys, waiting for a claim that holds one (it commits within its claim).
@@ -189,7 +197,9 @@ final class KeyedClaim {
      * </ol>
      *
      * <p>Every claim that starts a task of a limited key holds the key's lock from before its count to
-     * its commit, in this claim and in {@link #claim}, so no two claims of a key count at once. Four
+     * its commit, in this claim and in {@link #claim}, so no two claims of a key count at once; where
+     * claims may count the queue instead, each claim that counts keys holds the queue's lock shared
+     * from before its count to its commit, so none counts while one counts the queue. Four
      * statements whatever the number of keys, against the round robin's reads of the keys with due
      * tasks and their first tasks.
      *
@@ -207,6 +217,12 @@ final class KeyedClaim {
             Dialect.RowReader<T> reader)
             throws SQLException {
         boolean autoCommit = c.getAutoCommit();
+        if (autoCommit) {
+            List<T> rows = claimWithinQueueBound(c, queue, claimable, limits, limit, owner, leaseMillis, reader);
+            if (!rows.isEmpty()) {
+                return new Result<>(rows, false);
+            }
+        }
         c.setAutoCommit(false);
         try {
             dialect.readCommittedTransaction(c);
@@ -269,6 +285,75 @@ final class KeyedClaim {
         } finally {
             c.setAutoCommit(autoCommit);
         }
+    }
+
+    /**
+     * Per queue, when ({@link System#nanoTime()}) a claim within the queue's bound last came back
+     * empty: the bound did not hold, or nothing was due. Claims then count keys for {@link
+     * #BOUND_RETRY_NANOS} before trying the bound again.
+     */
+    private final Map<String, Long> boundMissed = new ConcurrentHashMap<>();
+
+    /** How long after a claim within the queue's bound came back empty the next one is tried. */
+    static final long BOUND_RETRY_NANOS = 1_000_000_000L;
+
+    /**
+     * The claim in claim order that counts the whole queue instead of each key ({@link
+     * Dialect#queueBoundClaim}), where the database offers it and the claim's batch fits within the
+     * smallest limit: with at most {@code minRunning - limit} tasks of the queue RUNNING, starting
+     * {@code limit} more leaves every key within its limit, whatever the keys.
+     *
+     * @return the started rows; empty if the claim was not tried, the queue had too many RUNNING tasks,
+     *     or nothing was due (the caller then claims counting keys)
+     */
+    private <T> List<T> claimWithinQueueBound(
+            Connection c,
+            String queue,
+            Claimable claimable,
+            LimitSet limits,
+            int limit,
+            String owner,
+            long leaseMillis,
+            Dialect.RowReader<T> reader)
+            throws SQLException {
+        int bound = limits.minRunning() - limit;
+        if (bound < 0) {
+            return List.of();
+        }
+        Long missed = boundMissed.get(queue);
+        if (missed != null && System.nanoTime() - missed < BOUND_RETRY_NANOS) {
+            return List.of();
+        }
+        java.util.Optional<String> sql = dialect.queueBoundClaim(claimable);
+        if (sql.isEmpty()) {
+            return List.of();
+        }
+        List<T> rows = new ArrayList<>(limit);
+        try (PreparedStatement ps = c.prepareStatement(sql.get())) {
+            int i = 1;
+            ps.setString(i++, queue);
+            ps.setString(i++, owner);
+            ps.setLong(i++, leaseMillis);
+            i = dialect.bindDue(ps, i, queue, claimable);
+            ps.setString(i++, queue);
+            ps.setInt(i++, bound);
+            ps.setInt(i, limit);
+            ps.execute(); // the lock's one row
+            if (!ps.getMoreResults()) {
+                throw new SQLException("The claim within the queue's bound returned no rows of the claim");
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                while (rs.next()) {
+                    rows.add(reader.read(rs));
+                }
+            }
+        }
+        if (rows.isEmpty()) {
+            boundMissed.put(queue, System.nanoTime());
+        } else if (missed != null) {
+            boundMissed.remove(queue);
+        }
+        return rows;
     }
 
     /** {@link #claimInOrder} where the database does it in two statements; see {@link Dialect.InOrderClaim}. */

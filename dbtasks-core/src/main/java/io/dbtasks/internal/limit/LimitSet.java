@@ -71,6 +71,19 @@ public final class LimitSet {
                 && limits.stream().allMatch(l -> l.rate() == null && !l.fifo() && l.limitsRunning());
     }
 
+    /**
+     * @return the smallest number of tasks RUNNING at once any of the queue's limits allows, or
+     *     {@link Integer#MAX_VALUE} if none bounds them: while the whole queue has fewer RUNNING tasks
+     *     than this, no key can be at its limit
+     */
+    public int minRunning() {
+        return limits.stream()
+                .filter(Limit::limitsRunning)
+                .mapToInt(Limit::maxRunning)
+                .min()
+                .orElse(Integer.MAX_VALUE);
+    }
+
     /** @return the queue's limits, most specific first */
     public List<Limit> limits() {
         return limits;

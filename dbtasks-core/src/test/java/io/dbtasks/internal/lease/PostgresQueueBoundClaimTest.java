@@ -1,0 +1,246 @@
+package io.dbtasks.internal.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dbtasks.DbTasks;
+import io.dbtasks.internal.dialect.Claimable;
+import io.dbtasks.internal.dialect.PostgresDialect;
+import io.dbtasks.internal.limit.JdbcLimits;
+import io.dbtasks.internal.limit.LimitSet;
+import io.dbtasks.internal.limit.RateWindow;
+import io.dbtasks.internal.support.Jdbc;
+import io.dbtasks.limit.Limit;
+import io.dbtasks.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.ThrowingSupplier;
+
+/**
+ * On PostgreSQL a claim in claim order whose batch fits within the queue's smallest limit counts the
+ * queue's RUNNING tasks instead of each key's, under the queue's lock taken exclusively; a claim that
+ * counts keys takes that lock shared first. These tests hold one side of that lock open on a
+ * connection of their own and watch the other side.
+ */
+class PostgresQueueBoundClaimTest {
+    private static final String QUEUE = "bound";
+    private static final String OWNER = "bound-test";
+    private static final long LEASE_MILLIS = 60_000;
+
+    private final PostgresDialect dialect = new PostgresDialect();
+    private final ExecutorService executor = Executors.newSingleThreadExecutor();
+    private DataSource ds;
+    private JdbcLimits limits;
+
+    @BeforeEach
+    void schema() {
+        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
+        ds = TestDatabase.POSTGRESQL.dataSource();
+        DbTasks.builder(ds).workers(false).build().close();
+        TestDatabase.POSTGRESQL.clear();
+        limits = new JdbcLimits(new Jdbc(ds), dialect);
+    }
+
+    @AfterEach
+    void clear() {
+        executor.shutdownNow();
+        if (TestDatabase.POSTGRESQL.required()) {
+            TestDatabase.POSTGRESQL.clear();
+        }
+    }
+
+    @Test
+    void aClaimWithinTheQueueBoundTakesNoKeyLock() throws Exception {
+        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 100));
+        insertPending("k", 5);
+        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
+        LimitSet set = limits.forQueue(QUEUE);
+        // The first claim asks the server for its isolation level, and counts keys.
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        try (Connection holder = ds.getConnection()) {
+            holder.setAutoCommit(false);
+            lockKey(holder, "k");
+            // A claim that counted keys would wait for the key's lock: this one counts the queue.
+            List<Long> started = inTime(() -> claimInOrder(claim, set, 2));
+            assertThat(started).hasSize(2);
+            holder.rollback();
+        }
+        assertThat(running()).isEqualTo(3);
+    }
+
+    @Test
+    void aClaimCountingTheQueueWaitsForAClaimCountingKeysAndSeesWhatItStarted() throws Exception {
+        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
+        insertPending("k", 6);
+        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
+        LimitSet set = limits.forQueue(QUEUE);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1); // one RUNNING; the level is known now
+        long[] pending = pendingIds();
+        try (Connection holder = ds.getConnection()) {
+            holder.setAutoCommit(false);
+            // A claim counting keys, between its key locks and its commit: the queue's lock shared,
+            // and one more task of the key started.
+            try (PreparedStatement ps =
+                    holder.prepareStatement(dialect.keyLocks().orElseThrow().trying())) {
+                ps.setString(1, QUEUE);
+                ps.setArray(2, holder.createArrayOf("text", new Object[] {"k"}));
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertThat(rs.next()).as("the key was free").isFalse();
+                }
+            }
+            startInTransaction(holder, pending[0], pending[1]);
+            // Two RUNNING committed: a claim of one counting the queue without the lock would start a
+            // fourth task once the holder commits. It waits instead, then counts three.
+            Future<List<Long>> waiting = executor.submit(() -> claimInOrder(claim, set, 1));
+            Thread.sleep(500);
+            assertThat(waiting).as("the claim waits for the queue's lock").isNotDone();
+            holder.commit();
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).isEmpty();
+        }
+        assertThat(running()).isEqualTo(3);
+    }
+
+    @Test
+    void aClaimCountingKeysWaitsForAClaimCountingTheQueue() throws Exception {
+        aClaimCountingKeysWaitsForAClaimCountingTheQueue(false);
+    }
+
+    @Test
+    void aRoundRobinClaimWaitsForAClaimCountingTheQueue() throws Exception {
+        aClaimCountingKeysWaitsForAClaimCountingTheQueue(true);
+    }
+
+    private void aClaimCountingKeysWaitsForAClaimCountingTheQueue(boolean roundRobin) throws Exception {
+        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
+        insertPending("k", 6);
+        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
+        LimitSet set = limits.forQueue(QUEUE);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        try (Connection holder = ds.getConnection()) {
+            holder.setAutoCommit(false);
+            // A claim counting the queue, between its lock and its implicit commit: two more started.
+            try (Statement s = holder.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(" + PostgresDialect.QUEUE_LOCK_SPACE + ", hashtext('" + QUEUE
+                        + "'))");
+            }
+            long[] pending = pendingIds();
+            startInTransaction(holder, pending[0], pending[1]);
+            // Asks for 5, more than the limit leaves room for the queue's count, so it counts keys.
+            Future<List<Long>> waiting =
+                    executor.submit(() -> roundRobin ? roundRobin(claim, set, 5) : claimInOrder(claim, set, 5));
+            Thread.sleep(500);
+            assertThat(waiting)
+                    .as("the claim counting keys waits for the queue's lock")
+                    .isNotDone();
+            holder.commit();
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).isEmpty();
+        }
+        assertThat(running()).isEqualTo(3);
+    }
+
+    private List<Long> claimInOrder(KeyedClaim claim, LimitSet set, int limit) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            return claim.claimInOrder(c, QUEUE, Claimable.ANY, set, limit, OWNER, LEASE_MILLIS, rs -> rs.getLong("id"))
+                    .rows();
+        }
+    }
+
+    private List<Long> roundRobin(KeyedClaim claim, LimitSet set, int limit) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            return claim.claim(c, QUEUE, Claimable.ANY, set, limit, OWNER, LEASE_MILLIS, rs -> rs.getLong("id"))
+                    .rows();
+        }
+    }
+
+    private <T> T inTime(ThrowingSupplier<T> call) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        executor.submit(() -> {
+            try {
+                f.complete(call.get());
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        });
+        try {
+            return f.get(5, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError("the claim waited for a lock", e);
+        }
+    }
+
+    private void lockKey(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(" + PostgresDialect.KEY_LOCK_SPACE
+                + ", hashtext(?::text || chr(1) || ?::text))")) {
+            ps.setString(1, QUEUE);
+            ps.setString(2, key);
+            ps.execute();
+        }
+    }
+
+    private void insertPending(String key, int n) throws SQLException {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement("INSERT INTO dbtasks_task (queue, kind, status, attempt,"
+                        + " max_attempts, backoff, backoff_initial_ms, backoff_max_ms, backoff_multiplier,"
+                        + " backoff_jitter, concurrency_key, run_at, created_at, updated_at, history_day)"
+                        + " SELECT ?, 'bound.work', 'PENDING', 0, 3, 'FIXED', 1000, 1000, 1.0, 0.0, ?,"
+                        + " now() - INTERVAL '1 second', now(), now(), 0 FROM generate_series(1, ?)")) {
+            ps.setString(1, QUEUE);
+            ps.setString(2, key);
+            ps.setInt(3, n);
+            ps.executeUpdate();
+        }
+    }
+
+    private long[] pendingIds() throws SQLException {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT id FROM dbtasks_task WHERE status = 'PENDING' ORDER BY id")) {
+            return resultIds(rs);
+        }
+    }
+
+    private static long[] resultIds(ResultSet rs) throws SQLException {
+        java.util.List<Long> ids = new java.util.ArrayList<>();
+        while (rs.next()) {
+            ids.add(rs.getLong(1));
+        }
+        return ids.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Starts the tasks as a claim does, in the holder's open transaction. */
+    private void startInTransaction(Connection holder, long... ids) throws SQLException {
+        try (PreparedStatement ps =
+                holder.prepareStatement("UPDATE dbtasks_task SET " + dialect.claimSetList() + " WHERE id = ANY(?)")) {
+            ps.setString(1, "holder");
+            ps.setLong(2, LEASE_MILLIS);
+            ps.setArray(
+                    3,
+                    holder.createArrayOf(
+                            "bigint", java.util.Arrays.stream(ids).boxed().toArray()));
+            assertThat(ps.executeUpdate()).isEqualTo(ids.length);
+        }
+    }
+
+    private long running() throws SQLException {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM dbtasks_task WHERE status = 'RUNNING'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
