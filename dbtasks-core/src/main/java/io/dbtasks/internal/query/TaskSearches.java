@@ -463,7 +463,8 @@ public final class TaskSearches {
      * WAITING) counted from the task table, one index range per state, the finished ones
      * from the hourly counts ({@code dbtasks_history_count}) before the end of the newest counted
      * hour plus the finished rows at or after it, one range of the (status, finished_at) index per
-     * state (on MariaDB and H2 the index also holds the queue, so the range is read alone). Until an hour is counted, the finished rows are counted from the task table whole. One
+     * state (on MariaDB and H2 the index also holds the queue, so the range is read alone). Until an
+     * hour is counted, the finished rows are counted from the task table whole. One
      * statement, so one snapshot: a rollup or a subtraction committing meanwhile is seen whole or
      * not at all.
      *

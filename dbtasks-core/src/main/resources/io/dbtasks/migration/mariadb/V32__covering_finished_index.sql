@@ -4,9 +4,7 @@
 -- per finished state, now read alone ("Using index"), where each entry found used to cost a read of
 -- its row through the primary key for the queue (and for the overview's SUCCEEDED branch the
 -- optimizer of MariaDB 10.11 took (status, queue) instead, reading every SUCCEEDED row of the
--- current day). After a burn-down of 200,000 tasks beside 3.2M of history, with a 128 MB buffer
--- pool, the overview went from 1.5-2.0 s to 0.23-0.36 s. Every other query on (status,
--- finished_at) keeps its plan: the leading columns and their order are the same. A finished row
+-- current day). Every other query on (status, finished_at) keeps its plan: the leading columns and their order are the same. A finished row
 -- still enters one index, with the queue's bytes more.
 --
 -- PostgreSQL keeps its partial (status, finished_at): an index-only scan there needs pages that
@@ -14,7 +12,7 @@
 -- would still read them.
 --
 -- One ALTER, built in place (ALGORITHM=INPLACE, LOCK=NONE): it reads every partition once while
--- claims and settles go on (about 10 s for 3.2M finished tasks on two cores).
+-- claims and settles go on.
 ALTER TABLE dbtasks_task
     DROP INDEX dbtasks_task_finished_idx,
     ADD INDEX dbtasks_task_finished_idx (status, finished_at, queue),
