@@ -15,6 +15,8 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code plain W=32} and {@code plain W=64}: the burn-down without keys;
+ *   <li>{@code keys, no limit W=32}: every task with one of 1,000 keys in a queue without limits
+ *       (the one-statement claim): what the key's indexes cost, whatever the claim;
  *   <li>{@code keyed W=32}: every task with one of 1,000 keys, and a default limit of 10,000 per key
  *       that never binds;
  *   <li>{@code 50 keys limit 8 W=64}: 50 keys, at most 8 of a key running at once;
@@ -51,6 +53,11 @@ final class LimitsScenario implements Scenario {
             try {
                 List<Variant> variants = List.of(
                         new Variant("plain W=32", 32, a -> run.tasks().insertPending(n), null),
+                        new Variant(
+                                "keys, no limit W=32",
+                                32,
+                                a -> run.tasks().insertPendingKeyed(n, 1000, "k"),
+                                "plain W=32"),
                         new Variant(
                                 "keyed W=32",
                                 32,
