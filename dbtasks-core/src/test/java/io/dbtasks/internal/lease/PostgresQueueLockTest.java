@@ -47,6 +47,7 @@ class PostgresQueueLockTest {
     private final ExecutorService executor = Executors.newSingleThreadExecutor();
     private DataSource ds;
     private JdbcLimits limits;
+    private LimitSet set;
 
     @BeforeEach
     void schema() {
@@ -67,12 +68,7 @@ class PostgresQueueLockTest {
 
     @Test
     void aClaimWithinTheQueueBoundTakesNoKeyLock() throws Exception {
-        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 100));
-        insertPending("k", 5);
-        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
-        LimitSet set = limits.forQueue(QUEUE);
-        // The first claim asks the server for its isolation level, and counts keys.
-        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        KeyedClaim claim = oneRunning(100, 5);
         try (Connection holder = ds.getConnection()) {
             holder.setAutoCommit(false);
             lockKey(holder, "k");
@@ -86,11 +82,7 @@ class PostgresQueueLockTest {
 
     @Test
     void aClaimCountingTheQueueWaitsForAClaimCountingKeysAndSeesWhatItStarted() throws Exception {
-        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
-        insertPending("k", 6);
-        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
-        LimitSet set = limits.forQueue(QUEUE);
-        assertThat(claimInOrder(claim, set, 1)).hasSize(1); // one RUNNING; the level is known now
+        KeyedClaim claim = oneRunning(3, 6);
         long[] pending = pendingIds();
         try (Connection holder = ds.getConnection()) {
             holder.setAutoCommit(false);
@@ -118,12 +110,7 @@ class PostgresQueueLockTest {
 
     @Test
     void aClaimInOrderCountingKeysTakesNoKeyLockAndKeepsTheLimit() throws Exception {
-        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
-        insertPending("k", 6);
-        insertPending("other", 1);
-        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
-        LimitSet set = limits.forQueue(QUEUE);
-        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        KeyedClaim claim = oneRunning(3, 6, "other");
         try (Connection holder = ds.getConnection()) {
             holder.setAutoCommit(false);
             lockKey(holder, "k");
@@ -154,11 +141,7 @@ class PostgresQueueLockTest {
     @ParameterizedTest
     @EnumSource(CountingKeys.class)
     void aClaimCountingKeysWaitsForAClaimCountingTheQueue(CountingKeys how) throws Exception {
-        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, 3));
-        insertPending("k", 6);
-        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
-        LimitSet set = limits.forQueue(QUEUE);
-        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        KeyedClaim claim = oneRunning(3, 6);
         try (Connection holder = ds.getConnection()) {
             holder.setAutoCommit(false);
             // A claim counting the queue, between its lock and its implicit commit: two more started.
@@ -182,6 +165,24 @@ class PostgresQueueLockTest {
             assertThat(waiting.get(10, TimeUnit.SECONDS)).isEmpty();
         }
         assertThat(running()).isEqualTo(3);
+    }
+
+    /**
+     * Sets a limit for every key, inserts {@code pending} tasks of key k (and one of each of {@code
+     * others}) and starts one task of k with a first claim, which also asks the server for its
+     * isolation level (claims under the queue's lock need it known); {@link #set} is the queue's
+     * limits after.
+     */
+    private KeyedClaim oneRunning(int limit, int pending, String... others) throws SQLException {
+        limits.set(Limit.maxRunning(QUEUE, Limit.EVERY_KEY, limit));
+        insertPending("k", pending);
+        for (String other : others) {
+            insertPending(other, 1);
+        }
+        KeyedClaim claim = new KeyedClaim(dialect, new RateWindow(dialect));
+        set = limits.forQueue(QUEUE);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        return claim;
     }
 
     private List<Long> claimInOrder(KeyedClaim claim, LimitSet set, int limit) throws SQLException {
