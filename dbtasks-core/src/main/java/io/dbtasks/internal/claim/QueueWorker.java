@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * after a switch from short to long tasks some may already wait behind them: any that waits over
  * {@value #MAX_CLAIM_AHEAD_WAIT_MILLIS} ms is handed back with the rest of the buffer, and the average
  * is raised to that wait, so long tasks are not hoarded while another engine idles. The buffer shrinks
- * to nothing for slow tasks, and {@link EngineConfig#claimAhead()} {@code false} turns it off.
+ * to nothing for slow tasks, and {@link EngineConfig#claimAhead()} {@code false} turns it off. In a
+ * queue with limits a task claimed ahead counts against its key: each claim that leaves tasks behind
+ * a limit halves the buffer, and each that leaves none lets it grow back.
  *
  * <p>When a claim comes back short the queue is drained and the loop sleeps for the poll interval,
  * unless a local enqueue or a notification wakes it; when it has no room it sleeps until a task
