@@ -1344,6 +1344,13 @@ public final class DbTasks implements AutoCloseable {
          *     is negative
          */
         public Builder retention(TaskStatus status, Duration age) {
+            requireRetention(status, age);
+            taskRetention.put(status, age);
+            return this;
+        }
+
+        /** The checks of both {@code retention} setters: a finished state and an age not negative. */
+        private static void requireRetention(TaskStatus status, Duration age) {
             Objects.requireNonNull(status, "status");
             Objects.requireNonNull(age, "age");
             if (!status.isFinal()) {
@@ -1352,8 +1359,6 @@ public final class DbTasks implements AutoCloseable {
             if (age.isNegative()) {
                 throw new IllegalArgumentException("retention age must not be negative, got " + age);
             }
-            taskRetention.put(status, age);
-            return this;
         }
 
         /**
@@ -1380,14 +1385,7 @@ public final class DbTasks implements AutoCloseable {
          */
         public Builder retention(String queue, TaskStatus status, Duration age) {
             requireName(queue, "queue");
-            Objects.requireNonNull(status, "status");
-            Objects.requireNonNull(age, "age");
-            if (!status.isFinal()) {
-                throw new IllegalArgumentException("retention applies to finished tasks only, not " + status);
-            }
-            if (age.isNegative()) {
-                throw new IllegalArgumentException("retention age must not be negative, got " + age);
-            }
+            requireRetention(status, age);
             queueRetention
                     .computeIfAbsent(queue, q -> new java.util.EnumMap<>(TaskStatus.class))
                     .put(status, age);
