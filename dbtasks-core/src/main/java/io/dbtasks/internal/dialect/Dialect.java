@@ -481,7 +481,8 @@ public interface Dialect {
     /**
      * The claim in claim order within limits under the queue's lock: an exclusive lock of the queue,
      * which every claim of the queue that locks keys instead takes shared before it counts, so that
-     * the claim's counts see every claim of the queue committed before and none commits meanwhile.
+     * the claim's counts see every claim of the queue committed before, and no other claim starts a
+     * task of a limited key of the queue until it commits.
      * Each text holds two statements run in one round trip, in one implicit transaction that ends
      * with them (the connection must be in auto-commit): the lock, whose result is one row to skip,
      * then the claim, begun after the lock was granted.

@@ -53,8 +53,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       Dialect#keyLocks()}, PostgreSQL). Every claim that starts a task of a key holds that lock
  *       until it commits, so claims of one key take turns on every engine, and engines that read the
  *       same candidates share out the keys instead of queueing for them. On PostgreSQL the same
- *       statement first waits for the queue's lock in shared mode, which a claim in order that
- *       claims under the queue's lock hold exclusively ({@link Dialect#queueClaim}).
+ *       statement first waits for the queue's lock in shared mode, which claims in claim order
+ *       under the queue's lock hold exclusively ({@link Dialect#queueClaim}).
  *   <li>Count those keys' RUNNING tasks again, now under the lock: a statement begun after the lock
  *       was granted sees every claim of the key committed before it (READ COMMITTED). For a FIFO key,
  *       also find its oldest PENDING or RUNNING task, the only one that may start. For a key with a
