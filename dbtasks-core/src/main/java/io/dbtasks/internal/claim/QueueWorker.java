@@ -22,19 +22,13 @@ import org.slf4j.LoggerFactory;
  * <p>It claims only as many tasks as it has room for (never more than the claim batch), so a busy
  * engine leaves work for others. Room is the free handler slots plus a <em>claim-ahead</em> buffer:
  * while the queue's tasks are short, tasks are claimed before a slot frees and wait, leased and
- * heartbeated, until one does, so the handlers do not idle through a claim round trip. The buffer is
- * sized so that a buffered task is expected to start within {@value #CLAIM_AHEAD_HORIZON_MILLIS} ms:
- * {@code slots x horizon / average handler time}, at most {@value #MAX_CLAIM_AHEAD_PER_SLOT} tasks
- * per slot or one claim batch, whichever is more. The average is an
- * exponentially weighted mean of the handler times this loop has seen (weight
- * {@value #DURATION_WEIGHT} for each new one); until it has seen any, and whenever tasks take longer
- * than {@code horizon x slots}, nothing is claimed ahead. The average moves only as tasks finish, so
- * after a switch from short to long tasks some may already wait behind them: any that waits over
- * {@value #MAX_CLAIM_AHEAD_WAIT_MILLIS} ms is handed back with the rest of the buffer, and the average
- * is raised to that wait, so long tasks are not hoarded while another engine idles. The buffer shrinks
- * to nothing for slow tasks, and {@link EngineConfig#claimAhead()} {@code false} turns it off. In a
- * queue with limits a task claimed ahead counts against its key: each claim that leaves tasks behind
- * a limit halves the buffer, and each that leaves none lets it grow back.
+ * heartbeated, until one does, so the handlers do not idle through a claim round trip. {@link
+ * ClaimAhead} sizes the buffer from the handler times and shrinks it while claims leave tasks behind
+ * a limit. The average handler time moves only as tasks finish, so after a switch from short to long
+ * tasks some may already wait behind them: any that waits over {@value #MAX_CLAIM_AHEAD_WAIT_MILLIS}
+ * ms is handed back with the rest of the buffer, and the average is raised to that wait, so long
+ * tasks are not hoarded while another engine idles. {@link EngineConfig#claimAhead()} {@code false}
+ * turns the buffer off.
  *
  * <p>When a claim comes back short the queue is drained and the loop sleeps for the poll interval,
  * unless a local enqueue or a notification wakes it; when it has no room it sleeps until a task
@@ -49,16 +43,6 @@ import org.slf4j.LoggerFactory;
 public final class QueueWorker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
     static final long BUSY_COOLDOWN_MILLIS = 5;
-    static final long CLAIM_AHEAD_HORIZON_MILLIS = 10;
-    static final double DURATION_WEIGHT = 0.1;
-    /**
-     * At most this many tasks per slot wait claimed ahead (or one claim batch, if more): larger claims
-     * mean fewer round trips per task, and they also shrink what an engine loses when its workers are
-     * split over two processes. A loop with few slots may still claim a whole claim batch ahead (when
-     * the horizon allows), since four per slot alone would keep its claims small. The measurements
-     * behind these limits are in BENCHMARKS.md.
-     */
-    static final int MAX_CLAIM_AHEAD_PER_SLOT = 4;
     /**
      * A task claimed ahead that has waited this long for a slot is handed back (unstarted, no attempt
      * used), with every other one waiting: the queue's tasks have become slow, and another engine may
@@ -98,14 +82,6 @@ public final class QueueWorker implements Runnable {
     /** The last claim left due tasks behind a limit: a task finishing here may let one start. */
     private volatile boolean wakeOnRelease;
 
-    /**
-     * The most tasks this loop claims ahead, as limits allow: a task claimed ahead is RUNNING and
-     * counts against its key's limit while it waits for a slot. Each claim that left due tasks behind
-     * a limit halves it (to nothing in a few claims); each that left none raises it by a quarter of
-     * the slots, until it no longer binds ({@link Integer#MAX_VALUE}). Guarded by this.
-     */
-    private int aheadWithinLimits = Integer.MAX_VALUE;
-
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean claiming = true;
     private Thread thread;
@@ -113,7 +89,7 @@ public final class QueueWorker implements Runnable {
     // guarded by this
     private int active; // executions handed to the executor and not yet finished
     private final ArrayDeque<Execution> waiting = new ArrayDeque<>(); // claimed ahead, not yet started
-    private double averageNanos = -1; // handler time, exponentially weighted; -1 until one is seen
+    private final ClaimAhead ahead;
 
     /** When the loop last went round (epoch ms), for health; written by the claim thread only. */
     private volatile long lastLoopMillis;
@@ -147,6 +123,7 @@ public final class QueueWorker implements Runnable {
         this.executor = executor;
         this.running = running;
         this.wiring = wiring;
+        this.ahead = new ClaimAhead(slots, config.claimBatch(), config.claimAhead());
     }
 
     String queue() {
@@ -206,9 +183,7 @@ public final class QueueWorker implements Runnable {
         synchronized (this) {
             int before = room();
             if (handlerNanos >= 0) {
-                averageNanos = averageNanos < 0
-                        ? handlerNanos
-                        : averageNanos + DURATION_WEIGHT * (handlerNanos - averageNanos);
+                ahead.handlerRan(handlerNanos);
             }
             next = claiming ? waiting.poll() : null;
             if (next == null) {
@@ -228,41 +203,12 @@ public final class QueueWorker implements Runnable {
 
     /** Tasks this loop may still claim: free slots plus free claim-ahead buffer. Guarded by this. */
     private int room() {
-        return slots + claimAhead() - active - waiting.size();
-    }
-
-    /**
-     * How many tasks may wait claimed ahead, from the average handler time, within what limits allow
-     * ({@link #aheadWithinLimits}). Guarded by this.
-     */
-    private int claimAhead() {
-        return Math.min(naturalAhead(), aheadWithinLimits);
-    }
-
-    /** {@link #claimAhead()} as the handler times alone would have it. Guarded by this. */
-    private int naturalAhead() {
-        if (averageNanos < 0 || !config.claimAhead()) {
-            return 0;
-        }
-        double horizon = TimeUnit.MILLISECONDS.toNanos(CLAIM_AHEAD_HORIZON_MILLIS);
-        return (int) Math.min(
-                Math.max(MAX_CLAIM_AHEAD_PER_SLOT * slots, config.claimBatch()),
-                slots * horizon / Math.max(1, averageNanos));
-    }
-
-    /** Adjusts {@link #aheadWithinLimits} after a claim; see there. */
-    private synchronized void aheadAfterClaim(boolean held) {
-        if (held) {
-            aheadWithinLimits = claimAhead() / 2;
-        } else if (aheadWithinLimits != Integer.MAX_VALUE) {
-            int raised = aheadWithinLimits + Math.max(1, slots / 4);
-            aheadWithinLimits = raised >= naturalAhead() ? Integer.MAX_VALUE : raised;
-        }
+        return slots + ahead.size() - active - waiting.size();
     }
 
     /** The smallest claim worth a round trip while the queue is busy. Guarded by this. */
     private int worthwhileClaim() {
-        return Math.max(1, Math.min(slots + claimAhead(), config.claimBatch()) / 2);
+        return Math.max(1, Math.min(slots + ahead.size(), config.claimBatch()) / 2);
     }
 
     @Override
@@ -311,7 +257,9 @@ public final class QueueWorker implements Runnable {
             long heldMillis = heldBack.applyAsLong(queue);
             boolean held = heldMillis >= 0;
             wakeOnRelease = held;
-            aheadAfterClaim(held);
+            synchronized (this) {
+                ahead.afterClaim(held);
+            }
             if (!busy) {
                 // Held back by a limit: a task finishing here wakes the loop; one finishing on
                 // another engine is found within the shorter held-back poll, and a key's rate window
@@ -333,7 +281,7 @@ public final class QueueWorker implements Runnable {
             if (waited < TimeUnit.MILLISECONDS.toNanos(MAX_CLAIM_AHEAD_WAIT_MILLIS)) {
                 return;
             }
-            averageNanos = Math.max(averageNanos, waited); // no more claiming ahead until tasks speed up
+            ahead.waitedTooLong(waited); // no more claiming ahead until tasks speed up
             stale = new ArrayList<>(waiting);
             waiting.clear();
         }
