@@ -49,6 +49,7 @@ public final class BenchCommand implements Callable<Integer> {
                     new HistoryScenario(),
                     new HistoryDesignsScenario(),
                     new MigrationScenario(),
+                    new QueueRetentionScenario(),
                     new WorkflowScenario(),
                     new LimitsScenario())
             .stream()
@@ -70,7 +71,8 @@ public final class BenchCommand implements Callable<Integer> {
             description = "burndown, processes, failonce, handlers, enqueue, latency, scale, soak, schedules, quartz,"
                     + " retention, history, history-designs, workflows, limits, ceiling, peer (db-scheduler), jobrunr"
                     + " or all; comma-separated; also migration (the upgrade to history by day, in a database of"
-                    + " its own), which all leaves out")
+                    + " its own) and queue-retention (the sweeps of a queue kept shorter, beside a loaded"
+                    + " history), which all leaves out")
     List<String> scenarios;
 
     @Option(names = "--workers", split = ",", defaultValue = "4,8,16,32", description = "burn-down worker counts")

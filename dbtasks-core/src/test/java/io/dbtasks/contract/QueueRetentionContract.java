@@ -144,6 +144,38 @@ public abstract class QueueRetentionContract extends EngineHarness {
     }
 
     @Test
+    void aSweepReadsFromWhereTheLastLeftOffAndAnEnginesFirstSweepFromTheOldestRow() {
+        Consumer<DbTasks.Builder> shortQueue =
+                b -> b.retention("qret.short", TaskStatus.SUCCEEDED, Duration.ofHours(1));
+        DbTasks tasks = keeping(shortQueue);
+        long old = finished(tasks, "qret.short", TaskStatus.SUCCEEDED, hoursAgo(3));
+        long otherOld = finished(tasks, "qret.other", TaskStatus.SUCCEEDED, hoursAgo(3));
+        assertThat(tasks.sweepRetention()).isEqualTo(1);
+        assertThat(tasks.find(old)).isEmpty();
+
+        // Finished a little before the last sweep's cutoff, as a settle that committed late would be:
+        // within the margin the next sweep reads again.
+        long late = finished(
+                tasks,
+                "qret.short",
+                TaskStatus.SUCCEEDED,
+                Instant.now().minus(Duration.ofHours(1)).minus(Duration.ofMinutes(5)));
+        // Back-dated far below where the last sweep left off (no settle writes such a finish): the next
+        // sweep does not read there, as it does not read again the other queue's rows of that age.
+        long backdated = finished(tasks, "qret.short", TaskStatus.SUCCEEDED, hoursAgo(5));
+        assertThat(tasks.sweepRetention()).isEqualTo(1);
+        assertThat(tasks.find(late)).isEmpty();
+        assertThat(tasks.find(backdated)).isPresent();
+
+        // An engine's first sweep reads from the oldest row.
+        DbTasks another = keeping(shortQueue);
+        assertThat(another.sweepRetention()).isEqualTo(1);
+        assertThat(tasks.find(backdated)).isEmpty();
+        assertThat(tasks.find(otherOld)).isPresent();
+        assertCountsExact(tasks, List.of("qret.short", "qret.other"));
+    }
+
+    @Test
     void aQueueKeptLongerKeepsItsRowsAndTheirDayWhileOtherQueuesRowsInThatDayGo() {
         DbTasks tasks = keeping(b -> b.retention("qret.audit", TaskStatus.SUCCEEDED, Duration.ofDays(10)));
         Instant fiveDaysAgo = noonDaysAgo(5); // once: a day computed twice could straddle midnight

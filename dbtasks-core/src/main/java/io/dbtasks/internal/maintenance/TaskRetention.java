@@ -6,6 +6,7 @@ import io.dbtasks.inbox.Inbox;
 import io.dbtasks.internal.completion.HistoryCounts;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.query.TaskKeys;
+import io.dbtasks.internal.support.DbClock;
 import io.dbtasks.internal.support.Jdbc;
 import io.dbtasks.lock.Lease;
 import io.dbtasks.lock.LeaseLocks;
@@ -14,12 +15,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +70,30 @@ public final class TaskRetention {
     private final Duration inboxAge;
     private final HistoryCounts history;
     private final HistoryPartitions partitions;
+    private final DbClock clock;
+
+    /**
+     * Where the next row-by-row sweep of each state and queue scope reads from (see {@link
+     * #deleteTasks}); kept by this engine only, so an engine that takes the sweep over reads from the
+     * oldest row once.
+     */
+    private final Map<String, Mark> marks = new ConcurrentHashMap<>();
+
+    /** Where a sweep of one scope reads from, and when its last read from the oldest row began. */
+    private record Mark(Instant from, long fullScanNanos) {}
+
+    /** One committed batch of a row-by-row sweep: the rows it deleted and the last one's finish. */
+    private record Batch(int deleted, Instant last) {}
+
+    /**
+     * A later sweep reads again the rows that finished this long before the last sweep's cutoff: rows
+     * that committed after that sweep with an earlier {@code finished_at} (a settle's transaction
+     * began before, or another node's clock is behind).
+     */
+    static final Duration REREAD = Duration.ofMinutes(10);
+
+    /** How often a sweep reads a scope from its oldest row, for rows an earlier sweep skipped. */
+    static final Duration FULL_SCAN_EVERY = Duration.ofHours(24);
 
     public TaskRetention(
             Jdbc jdbc,
@@ -89,6 +116,7 @@ public final class TaskRetention {
         this.inboxAge = inboxAge;
         this.history = new HistoryCounts(dialect);
         this.partitions = new HistoryPartitions(jdbc, dialect);
+        this.clock = new DbClock(dialect);
     }
 
     /** One sweep, if this engine gets the lock; failures are logged and retried at the next run. */
@@ -578,6 +606,15 @@ public final class TaskRetention {
     /**
      * Deletes tasks of a finished {@code status} that finished more than {@code age} ago, of queue
      * {@code only} if it is not null, else of every queue but those in {@code except}.
+     *
+     * <p>Rows that match the state and age but not the queues (another queue's, kept longer) stay in
+     * the index range the sweep reads. So that no sweep reads them again and again, the batches read in
+     * order of {@code finished_at}, each from where the last ended, and a sweep that read to its
+     * cutoff leaves a mark for the next: {@link #REREAD} before that cutoff. A later sweep reads from
+     * the mark; rows finish at the database's now, after any mark, and the margin covers the clocks of
+     * a cluster's nodes and a settle that commits late. The engine's first sweep, and one every
+     * {@link #FULL_SCAN_EVERY}, read from the oldest row, so a row a sweep skipped because another
+     * transaction held it is deleted by then.
      */
     long deleteTasks(TaskStatus status, Duration age, String only, List<String> except) {
         if (status != TaskStatus.SUCCEEDED && status != TaskStatus.FAILED && status != TaskStatus.CANCELLED) {
@@ -586,32 +623,48 @@ public final class TaskRetention {
         // The status is inlined (an enum constant, not input), so PostgreSQL matches the partial index;
         // queue names are bound. Workflow steps go only with their whole workflow (deleteWorkflows), chunk
         // tasks only with their whole batch (deleteBatches).
-        String select = "SELECT id, queue, finished_at FROM dbtasks_task WHERE status = '" + status.name()
-                + "' AND finished_at < " + dialect.nowPlusMillis() + queueClause("queue", only, except)
+        String head = "SELECT id, queue, finished_at FROM dbtasks_task WHERE status = '" + status.name()
+                + "' AND finished_at < ?";
+        String tail = queueClause("queue", only, except)
                 + " AND workflow_id IS NULL AND NOT EXISTS (SELECT 1 FROM dbtasks_batch_chunk ch"
-                + " WHERE ch.task_id = dbtasks_task.id) LIMIT ?" + dialect.forUpdateSkipLocked();
+                + " WHERE ch.task_id = dbtasks_task.id) ORDER BY finished_at LIMIT ?" + dialect.forUpdateSkipLocked();
+        String fromOldest = head + tail;
+        String fromMark = head + " AND finished_at >= ?" + tail;
         List<Object> queues = only != null ? List.of(only) : List.copyOf(except);
         String what = only != null ? status + " tasks of queue " + only : status + " tasks";
+        String scope = status + " " + (only != null ? "only " + only : "except " + except);
+        long scanStart = System.nanoTime();
+        Mark mark = marks.get(scope);
+        boolean full = mark == null || scanStart - mark.fullScanNanos() > FULL_SCAN_EVERY.toNanos();
+        Instant cutoff = jdbc.withConnection("Retention of " + what, c -> clock.nowPlus(c, -age.toMillis()));
+        Instant from = full ? null : mark.from();
         long total = 0;
         int found;
         do {
             long batchStart = System.nanoTime();
-            int[] batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + what, c -> {
+            Instant readFrom = from;
+            Batch batch = Jdbc.retryingDeadlocks(() -> jdbc.inTransaction("Retention of " + what, c -> {
                 dialect.readCommittedTransaction(c);
                 List<Long> ids = new ArrayList<>(Retention.BATCH);
                 Map<HistoryCounts.Key, Long> removed = new HashMap<>();
-                try (PreparedStatement ps = c.prepareStatement(select)) {
-                    ps.setLong(1, -age.toMillis());
-                    ps.setInt(bindAll(ps, 2, queues), Retention.BATCH);
+                Instant last = null;
+                try (PreparedStatement ps = c.prepareStatement(readFrom == null ? fromOldest : fromMark)) {
+                    int i = 1;
+                    dialect.setInstant(ps, i++, cutoff);
+                    if (readFrom != null) {
+                        dialect.setInstant(ps, i++, readFrom);
+                    }
+                    ps.setInt(bindAll(ps, i, queues), Retention.BATCH);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));
-                            HistoryCounts.add(removed, rs.getString(2), status, dialect.getInstant(rs, "finished_at"));
+                            last = dialect.getInstant(rs, "finished_at");
+                            HistoryCounts.add(removed, rs.getString(2), status, last);
                         }
                     }
                 }
                 if (ids.isEmpty()) {
-                    return new int[] {0, 0};
+                    return new Batch(0, null);
                 }
                 String in = String.join(", ", Collections.nCopies(ids.size(), "?"));
                 try (PreparedStatement ps =
@@ -631,14 +684,16 @@ public final class TaskRetention {
                             "retention deleted " + deleted + " of " + ids.size() + " tasks it had locked");
                 }
                 history.subtract(c, removed);
-                return new int[] {ids.size(), deleted};
+                return new Batch(deleted, last);
             }));
-            found = batch[0];
-            total += batch[1];
+            found = batch.deleted();
+            total += found;
             if (found == Retention.BATCH) {
+                from = batch.last(); // read in finished_at order: what is left is at or after it
                 pause(System.nanoTime() - batchStart);
             }
         } while (found == Retention.BATCH);
+        marks.put(scope, new Mark(cutoff.minus(REREAD), full ? scanStart : mark.fullScanNanos()));
         return total;
     }
 
