@@ -1,9 +1,12 @@
 package io.dbtasks.contract;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dbtasks.DbTasks;
+import io.dbtasks.QueueStateCount;
 import io.dbtasks.Task;
+import io.dbtasks.TaskQuery;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.internal.dialect.Dialect;
 import io.dbtasks.internal.dialect.Dialects;
@@ -14,8 +17,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -187,6 +195,68 @@ public abstract class EngineHarness {
                 taskId);
         if (n != 1) {
             throw new IllegalStateException("task " + taskId + " is not RUNNING; cannot expire its lease");
+        }
+    }
+
+    /** Noon UTC {@code days} days before today: well inside that day whatever the time now. */
+    protected static Instant noonDaysAgo(int days) {
+        return Instant.now()
+                .truncatedTo(ChronoUnit.DAYS)
+                .minus(Duration.ofDays(days))
+                .plus(Duration.ofHours(12));
+    }
+
+    /**
+     * @param table {@code dbtasks_task} or {@code dbtasks_attempt}
+     * @param day days since 1970-01-01 UTC
+     * @return whether {@code table} has a partition of {@code day} (never, where history is one table)
+     */
+    protected boolean partitionExists(String table, int day) {
+        String name = "p" + LocalDate.ofEpochDay(day).format(DateTimeFormatter.BASIC_ISO_DATE);
+        return switch (dialect.name()) {
+            case "mariadb" ->
+                count(
+                                "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE()"
+                                        + " AND TABLE_NAME = ? AND PARTITION_NAME = ?",
+                                table,
+                                name)
+                        == 1;
+            case "postgresql" -> count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", table + "_" + name) == 1;
+            default -> false;
+        };
+    }
+
+    /**
+     * Asserts that {@link DbTasks#stateCounts()}, and {@link DbTasks#count(TaskQuery)} by queue and
+     * finished state for each of {@code queues}, answer what a scan of the task table finds.
+     */
+    protected void assertCountsExact(DbTasks tasks, List<String> queues) {
+        Map<String, Long> counted = new TreeMap<>();
+        for (QueueStateCount s : tasks.stateCounts()) {
+            counted.put(s.queue() + " " + s.status(), s.count());
+        }
+        Map<String, Long> scanned = new TreeMap<>();
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT queue, status, COUNT(*) FROM dbtasks_task GROUP BY queue, status");
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                scanned.put(rs.getString(1) + " " + rs.getString(2), rs.getLong(3));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        assertThat(counted).isEqualTo(scanned);
+        for (String queue : queues) {
+            for (TaskStatus status : List.of(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELLED)) {
+                assertThat(tasks.count(
+                                TaskQuery.builder().queue(queue).status(status).build()))
+                        .as("count of %s %s", queue, status)
+                        .isEqualTo(count(
+                                "SELECT COUNT(*) FROM dbtasks_task WHERE queue = ? AND status = ?",
+                                queue,
+                                status.name()));
+            }
         }
     }
 

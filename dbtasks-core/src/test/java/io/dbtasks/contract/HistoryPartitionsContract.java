@@ -54,14 +54,6 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
         });
     }
 
-    /** Noon UTC {@code days} days before today: well inside that day whatever the time now. */
-    private static Instant noonDaysAgo(int days) {
-        return Instant.now()
-                .truncatedTo(ChronoUnit.DAYS)
-                .minus(Duration.ofDays(days))
-                .plus(Duration.ofHours(12));
-    }
-
     private boolean mariaDb() {
         return dialect().name().equals("mariadb");
     }
@@ -81,19 +73,6 @@ public abstract class HistoryPartitionsContract extends EngineHarness {
     /** The live partition of the task table, to read FROM. */
     private String live() {
         return mariaDb() ? "dbtasks_task PARTITION (p_live)" : "dbtasks_task_live";
-    }
-
-    /** Whether {@code table} has a partition of {@code day}. */
-    private boolean partitionExists(String table, int day) {
-        if (mariaDb()) {
-            return count(
-                            "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE()"
-                                    + " AND TABLE_NAME = ? AND PARTITION_NAME = ?",
-                            table,
-                            dayName(day))
-                    == 1;
-        }
-        return count("SELECT COUNT(*) FROM pg_class WHERE relname = ?", table + "_" + dayName(day)) == 1;
     }
 
     private long historyDayOf(long id) {
