@@ -24,6 +24,7 @@ public final class LimitSet {
     private final List<Limit> limits;
     private final boolean fairQueue;
     private final Rate queueRate;
+    private final int minRunning;
     private final Map<String, Limit> byKey = new ConcurrentHashMap<>();
 
     LimitSet(List<Limit> limits, boolean fairQueue) {
@@ -36,6 +37,11 @@ public final class LimitSet {
         this.limits = limits.stream()
                 .sorted(Comparator.comparingInt(Limit::specificity).reversed().thenComparing(Limit::keyPattern))
                 .toList();
+        this.minRunning = this.limits.stream()
+                .filter(Limit::limitsRunning)
+                .mapToInt(Limit::maxRunning)
+                .min()
+                .orElse(Integer.MAX_VALUE);
     }
 
     /**
@@ -77,11 +83,7 @@ public final class LimitSet {
      *     than this, no key can be at its limit
      */
     public int minRunning() {
-        return limits.stream()
-                .filter(Limit::limitsRunning)
-                .mapToInt(Limit::maxRunning)
-                .min()
-                .orElse(Integer.MAX_VALUE);
+        return minRunning;
     }
 
     /** @return the queue's limits, most specific first */
