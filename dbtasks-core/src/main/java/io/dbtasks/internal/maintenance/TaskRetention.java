@@ -80,7 +80,13 @@ public final class TaskRetention {
     private final Map<String, Mark> marks = new ConcurrentHashMap<>();
 
     /** Where a sweep of one scope reads from, and when its last read from the oldest row began. */
-    private record Mark(Instant from, long fullScanNanos) {}
+    private record Mark(Instant from, long fullScanNanos) {
+        Mark later(Mark other) {
+            return new Mark(
+                    from.isAfter(other.from) ? from : other.from,
+                    fullScanNanos - other.fullScanNanos > 0 ? fullScanNanos : other.fullScanNanos);
+        }
+    }
 
     /** One committed batch of a row-by-row sweep: the rows it deleted and the last one's finish. */
     private record Batch(int deleted, Instant last) {}
@@ -693,7 +699,9 @@ public final class TaskRetention {
                 pause(System.nanoTime() - batchStart);
             }
         } while (found == Retention.BATCH);
-        marks.put(scope, new Mark(cutoff.minus(REREAD), full ? scanStart : mark.fullScanNanos()));
+        // A sweep through the API may run beside the scheduled one: keep the later of two marks, each
+        // left by a pass that read up to it.
+        marks.merge(scope, new Mark(cutoff.minus(REREAD), full ? scanStart : mark.fullScanNanos()), Mark::later);
         return total;
     }
 
