@@ -24,8 +24,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The history loader writes finished tasks and attempts in the stated proportions and time spread,
- * and the history scenario at smoke size reports both burn-downs, every read and a retention sweep
- * that removed the oldest day. No timing is asserted.
+ * the history scenario at smoke size reports both burn-downs, every read and a retention sweep that
+ * removed the oldest day, the migration scenario upgrades a history, and the queue-retention scenario
+ * reports its three sweeps. No timing is asserted.
  */
 class HistoryScenarioTest {
     private static final String H2_URL = "jdbc:h2:mem:dbtasks_bench_history;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
@@ -160,6 +161,36 @@ class HistoryScenarioTest {
                     .as("PostgreSQL keeps the old rows as the partition of day -1")
                     .contains("from before 2000");
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void queueRetentionScenarioTimesThreeSweepsThatDeleteNothing(TestDatabase db) throws Exception {
+        Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
+        this.db = db;
+        int code = BenchCommand.execute(
+                "--url",
+                db == TestDatabase.H2 ? H2_URL : db.url(),
+                "--scenario",
+                "queue-retention",
+                "--history-tasks",
+                "2000",
+                "--wipe",
+                "--out",
+                out.toString());
+
+        assertThat(code).isZero();
+        String id = db.name().toLowerCase(Locale.ROOT);
+        List<String> rows = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
+                .filter(l -> l.startsWith("queue-retention,"))
+                .toList();
+        assertThat(rows).hasSize(3);
+        assertThat(rows.get(0)).contains("an engine's first sweep");
+        assertThat(rows.get(1)).contains("the same engine's next sweep");
+        assertThat(rows.get(2)).contains("another engine's first sweep");
+        assertThat(rows)
+                .as("the queue kept shorter has no rows, and the rest are kept longer than the history spans")
+                .allMatch(r -> r.contains("history=2000") && r.contains(": 0 deleted"));
     }
 
     @AfterEach
