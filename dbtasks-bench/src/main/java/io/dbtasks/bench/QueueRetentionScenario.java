@@ -12,19 +12,23 @@ import java.util.Locale;
  * finished tasks and their attempts loaded directly ({@link HistoryLoader}, 30 days, 4 queues),
  * every finished state kept {@value #KEPT_DAYS} days, and the SUCCEEDED tasks of queue {@value
  * #SHORT} kept one hour. That queue has no rows in the history, as a queue whose retention keeps
- * pace has next to none, so each sweep deletes nothing and its time is what it reads. Three sweeps,
- * each timed:
+ * pace has next to none, so each sweep deletes nothing and its time is what it reads. In each of
+ * {@value #ROUNDS} rounds a new engine sweeps twice, each sweep timed:
  *
  * <ol>
- *   <li>an engine's first sweep, which reads the state's index range from the oldest row;
- *   <li>the same engine's next sweep, which reads from where the first left off;
- *   <li>another engine's first sweep: the whole range again, as every sweep did before sweeps kept
- *       where they left off.
+ *   <li>the engine's first sweep, which reads the state's index range from the oldest row, as every
+ *       sweep did before sweeps kept where they left off;
+ *   <li>its next sweep, which reads from where the first left off.
  * </ol>
+ *
+ * Logs the median and spread of each.
  */
 final class QueueRetentionScenario implements Scenario {
     static final String SHORT = "bench-short";
     static final int KEPT_DAYS = HistoryLoader.SPAN_DAYS + 1;
+    static final int ROUNDS = 3;
+    static final String FIRST = "an engine's first sweep";
+    static final String NEXT = "its next sweep";
 
     @Override
     public String name() {
@@ -46,12 +50,30 @@ final class QueueRetentionScenario implements Scenario {
                 (System.nanoTime() - loadStart) / 1e9));
         run.tasks().settle();
         List<Result> results = new ArrayList<>();
-        try (DbTasks first = sweeper(run);
-                DbTasks another = sweeper(run)) {
-            results.add(sweep(run, first, "an engine's first sweep", size));
-            results.add(sweep(run, first, "the same engine's next sweep", size));
-            results.add(sweep(run, another, "another engine's first sweep", size));
+        List<Double> first = new ArrayList<>();
+        List<Double> next = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            try (DbTasks engine = sweeper(run)) {
+                Result r = sweep(run, engine, FIRST, size);
+                results.add(r);
+                first.add(r.seconds());
+                r = sweep(run, engine, NEXT, size);
+                results.add(r);
+                next.add(r.seconds());
+            }
         }
+        Log.line(String.format(
+                Locale.ROOT,
+                "queue-retention: %s: median %.3f s (%.3f-%.3f); %s: median %.3f s (%.3f-%.3f), %d rounds",
+                FIRST,
+                LimitsScenario.median(first),
+                first.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                first.stream().mapToDouble(Double::doubleValue).max().orElse(0),
+                NEXT,
+                LimitsScenario.median(next),
+                next.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                next.stream().mapToDouble(Double::doubleValue).max().orElse(0),
+                ROUNDS));
         return results;
     }
 

@@ -613,14 +613,15 @@ public final class TaskRetention {
      * Deletes tasks of a finished {@code status} that finished more than {@code age} ago, of queue
      * {@code only} if it is not null, else of every queue but those in {@code except}.
      *
-     * <p>Rows that match the state and age but not the queues (another queue's, kept longer) stay in
-     * the index range the sweep reads. So that no sweep reads them again and again, the batches read in
-     * order of {@code finished_at}, each from where the last ended, and a sweep that read to its
-     * cutoff leaves a mark for the next: {@link #REREAD} before that cutoff. A later sweep reads from
-     * the mark; rows finish at the database's now, after any mark, and the margin covers the clocks of
-     * a cluster's nodes and a settle that commits late. The engine's first sweep, and one every
-     * {@link #FULL_SCAN_EVERY}, read from the oldest row, so a row a sweep skipped because another
-     * transaction held it is deleted by then.
+     * <p>Rows that match the state and age but not the queues (another queue's: a queue kept longer,
+     * or beside a queue kept shorter, every other queue) stay in the index range the sweep reads. So
+     * that no sweep reads them again and again, the batches read in order of {@code finished_at}, each
+     * from where the last ended, and where queues are filtered a sweep that read to its cutoff leaves
+     * a mark for the next: {@link #REREAD} before that cutoff. A later sweep reads from the mark; rows
+     * finish at the database's now, after any mark, and the margin covers the clocks of a cluster's
+     * nodes and a settle that commits late. The engine's first sweep, and one every {@link
+     * #FULL_SCAN_EVERY}, read from the oldest row, so a row a sweep skipped because another
+     * transaction held it, or one whose finish was set back by hand, is deleted by then.
      */
     long deleteTasks(TaskStatus status, Duration age, String only, List<String> except) {
         if (status != TaskStatus.SUCCEEDED && status != TaskStatus.FAILED && status != TaskStatus.CANCELLED) {
@@ -640,7 +641,10 @@ public final class TaskRetention {
         String what = only != null ? status + " tasks of queue " + only : status + " tasks";
         String scope = status + " " + (only != null ? "only " + only : "except " + except);
         long scanStart = System.nanoTime();
-        Mark mark = marks.get(scope);
+        // Without a queue filter, the rows past the age are the ones deleted: what a sweep reads from
+        // the oldest row again is the few it leaves (workflow steps, chunk tasks), so it keeps no mark.
+        boolean stepsOverQueues = only != null || !except.isEmpty();
+        Mark mark = stepsOverQueues ? marks.get(scope) : null;
         boolean full = mark == null || scanStart - mark.fullScanNanos() > FULL_SCAN_EVERY.toNanos();
         Instant cutoff = jdbc.withConnection("Retention of " + what, c -> clock.nowPlus(c, -age.toMillis()));
         Instant from = full ? null : mark.from();
@@ -701,7 +705,9 @@ public final class TaskRetention {
         } while (found == Retention.BATCH);
         // A sweep through the API may run beside the scheduled one: keep the later of two marks, each
         // left by a pass that read up to it.
-        marks.merge(scope, new Mark(cutoff.minus(REREAD), full ? scanStart : mark.fullScanNanos()), Mark::later);
+        if (stepsOverQueues) {
+            marks.merge(scope, new Mark(cutoff.minus(REREAD), full ? scanStart : mark.fullScanNanos()), Mark::later);
+        }
         return total;
     }
 
