@@ -51,6 +51,26 @@ final class HistoryLoader {
     }
 
     /**
+     * {@link #load} with a log line of what was loaded and how long it took.
+     *
+     * @param n tasks, at least 1
+     * @param scenario the scenario's name, to start the log line
+     * @return the attempt rows inserted
+     */
+    long loadLogged(long n, String scenario) throws SQLException {
+        long start = System.nanoTime();
+        long attempts = load(n);
+        Log.line(String.format(
+                java.util.Locale.ROOT,
+                "%s: loaded %d tasks and %d attempts in %.1f s",
+                scenario,
+                n,
+                attempts,
+                (System.nanoTime() - start) / 1e9));
+        return attempts;
+    }
+
+    /**
      * Inserts {@code n} finished tasks and their attempts.
      *
      * @param n tasks, at least 1

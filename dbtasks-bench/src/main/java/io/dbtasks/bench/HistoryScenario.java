@@ -81,14 +81,7 @@ final class HistoryScenario implements Scenario {
 
         tasks.reset();
         HistoryLoader loader = new HistoryLoader(run.admin(), db);
-        long loadStart = System.nanoTime();
-        long attempts = loader.load(size);
-        Log.line(String.format(
-                Locale.ROOT,
-                "history: loaded %d tasks and %d attempts in %.1f s",
-                size,
-                attempts,
-                (System.nanoTime() - loadStart) / 1e9));
+        long attempts = loader.loadLogged(size, name());
         settleAttempts(run); // before the task table's settle, whose CHECKPOINT then covers both
         tasks.settle();
         Log.line("history: sizes after load: " + HistoryLoader.describe(loader.sizes()));

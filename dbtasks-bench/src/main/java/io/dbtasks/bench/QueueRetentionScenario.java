@@ -39,15 +39,7 @@ final class QueueRetentionScenario implements Scenario {
     public List<Result> run(BenchRun run) throws Exception {
         long size = run.config().historyTasks();
         run.tasks().reset();
-        HistoryLoader loader = new HistoryLoader(run.admin(), run.db());
-        long loadStart = System.nanoTime();
-        long attempts = loader.load(size);
-        Log.line(String.format(
-                Locale.ROOT,
-                "queue-retention: loaded %d tasks and %d attempts in %.1f s",
-                size,
-                attempts,
-                (System.nanoTime() - loadStart) / 1e9));
+        new HistoryLoader(run.admin(), run.db()).loadLogged(size, name());
         run.tasks().settle();
         List<Result> results = new ArrayList<>();
         List<Double> first = new ArrayList<>();

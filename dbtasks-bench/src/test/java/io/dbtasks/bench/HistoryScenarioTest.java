@@ -81,21 +81,7 @@ class HistoryScenarioTest {
     void smokeRunReportsBurnDownsReadsAndRetention(TestDatabase db) throws Exception {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         this.db = db;
-        int code = BenchCommand.execute(
-                "--url",
-                db == TestDatabase.H2 ? H2_URL : db.url(),
-                "--scenario",
-                "history",
-                "--smoke",
-                "--wipe",
-                "--out",
-                out.toString());
-
-        assertThat(code).isZero();
-        String id = db.name().toLowerCase(Locale.ROOT);
-        List<String> rows = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
-                .filter(l -> l.startsWith("history,"))
-                .toList();
+        List<String> rows = run(db, "history", "--smoke");
         assertThat(rows).filteredOn(l -> l.contains("\"history=0 W=")).hasSize(1);
         assertThat(rows).filteredOn(l -> l.contains("of empty history")).hasSize(1);
         assertThat(rows).filteredOn(l -> l.contains("overview: stateCounts()")).hasSize(1);
@@ -131,23 +117,7 @@ class HistoryScenarioTest {
             names = {"POSTGRESQL", "MARIADB"})
     void migrationScenarioUpgradesAHistoryAndReportsWhereItWent(TestDatabase db) throws Exception {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
-        int code = BenchCommand.execute(
-                "--url",
-                db.url(),
-                "--scenario",
-                "migration",
-                "--history-tasks",
-                "2000",
-                "--wipe",
-                "--out",
-                out.toString());
-
-        assertThat(code).isZero();
-        String id = db.name().toLowerCase(Locale.ROOT);
-        String row = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
-                .filter(l -> l.startsWith("migration,"))
-                .findFirst()
-                .orElseThrow();
+        String row = run(db, "migration", "--history-tasks", "2000").get(0);
         assertThat(row).contains("2000 finished tasks (+2400 attempts), 10000 PENDING");
         assertThat(row).contains("live 10000");
         Matcher history = Pattern.compile("(by day|from before) (\\d+)").matcher(row);
@@ -168,22 +138,7 @@ class HistoryScenarioTest {
     void queueRetentionScenarioTimesTwoSweepsPerRoundThatDeleteNothing(TestDatabase db) throws Exception {
         Assumptions.assumeTrue(db.required(), db + " is not in dbtasks.test.databases");
         this.db = db;
-        int code = BenchCommand.execute(
-                "--url",
-                db == TestDatabase.H2 ? H2_URL : db.url(),
-                "--scenario",
-                "queue-retention",
-                "--history-tasks",
-                "2000",
-                "--wipe",
-                "--out",
-                out.toString());
-
-        assertThat(code).isZero();
-        String id = db.name().toLowerCase(Locale.ROOT);
-        List<String> rows = Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
-                .filter(l -> l.startsWith("queue-retention,"))
-                .toList();
+        List<String> rows = run(db, "queue-retention", "--history-tasks", "2000");
         assertThat(rows).hasSize(2 * QueueRetentionScenario.ROUNDS);
         for (int i = 0; i < rows.size(); i++) {
             assertThat(rows.get(i)).contains(i % 2 == 0 ? QueueRetentionScenario.FIRST : QueueRetentionScenario.NEXT);
@@ -191,6 +146,23 @@ class HistoryScenarioTest {
         assertThat(rows)
                 .as("the queue kept shorter has no rows, and the rest are kept longer than the history spans")
                 .allMatch(r -> r.contains("history=2000") && r.contains(": 0 deleted"));
+    }
+
+    /**
+     * Runs one scenario on {@code db} (a test database of its own on H2) with {@code --wipe}.
+     *
+     * @return the scenario's rows of the results CSV, in order
+     */
+    private List<String> run(TestDatabase db, String scenario, String... options) throws Exception {
+        List<String> args = new java.util.ArrayList<>(
+                List.of("--url", db == TestDatabase.H2 ? H2_URL : db.url(), "--scenario", scenario, "--wipe", "--out"));
+        args.add(out.toString());
+        args.addAll(List.of(options));
+        assertThat(BenchCommand.execute(args.toArray(String[]::new))).isZero();
+        String id = db.name().toLowerCase(Locale.ROOT);
+        return Files.readAllLines(out.resolve("results-" + id + ".csv"), StandardCharsets.UTF_8).stream()
+                .filter(l -> l.startsWith(scenario + ","))
+                .toList();
     }
 
     @AfterEach
