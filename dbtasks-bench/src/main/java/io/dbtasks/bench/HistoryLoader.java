@@ -109,16 +109,23 @@ final class HistoryLoader {
         return loadAttempts(before, after, false);
     }
 
-    private void insertTasks(String table, long n, boolean days) throws SQLException {
-        long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
-        // The step between finishes, to the microsecond, so the rows span the whole 30 days at any n
-        // (whole milliseconds would cut 100M rows' span to 28.9 days).
-        String step = SPAN_MILLIS % n == 0
+    /**
+     * @param n tasks, at least 1
+     * @return the milliseconds between two tasks' finishes, as an SQL literal exact to the
+     *     microsecond, so the rows span the whole {@value #SPAN_DAYS} days at any {@code n} (whole
+     *     milliseconds would cut 100M rows' span to 28.9 days)
+     */
+    static String stepMillis(long n) {
+        return SPAN_MILLIS % n == 0
                 ? Long.toString(SPAN_MILLIS / n)
                 : new java.math.BigDecimal(SPAN_MILLIS)
                         .divide(java.math.BigDecimal.valueOf(n), 3, java.math.RoundingMode.HALF_EVEN)
                         .toPlainString();
-        String finished = db.millisAgo("(" + n + " - g.n) * " + step);
+    }
+
+    private void insertTasks(String table, long n, boolean days) throws SQLException {
+        long chunk = db == Database.POSTGRESQL ? 500_000 : 100_000;
+        String finished = db.millisAgo("(" + n + " - g.n) * " + stepMillis(n));
         String status = "CASE WHEN MOD(g.n, 100) < 90 THEN 'SUCCEEDED' WHEN MOD(g.n, 100) < 97 THEN 'FAILED'"
                 + " ELSE 'CANCELLED' END";
         String attempt = "CASE WHEN MOD(g.n, 100) < 90 THEN (CASE WHEN MOD(g.n, 10) = 3 THEN 2 ELSE 1 END)"

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -74,6 +75,14 @@ class HistoryScenarioTest {
         assertThat(count(ds, "SELECT COUNT(*) FROM dbtasks_task WHERE finished_at > " + d.secondsAgo("86400")))
                 .as("the newest of 30 days")
                 .isBetween(30L, 37L);
+    }
+
+    @Test
+    void theFinishesSpanThirtyDaysAtAnySize() {
+        assertThat(HistoryLoader.stepMillis(1000)).isEqualTo("2592000");
+        assertThat(HistoryLoader.stepMillis(100_000_000)).isEqualTo("25.920");
+        assertThat(HistoryLoader.stepMillis(30_000_000)).isEqualTo("86.400");
+        assertThat(HistoryLoader.stepMillis(7)).isEqualTo("370285714.286");
     }
 
     @ParameterizedTest
