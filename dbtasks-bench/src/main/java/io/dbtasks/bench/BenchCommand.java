@@ -159,6 +159,13 @@ public final class BenchCommand implements Callable<Integer> {
             description = "rounds of the limits scenario, each running every variant once")
     int limitsRuns;
 
+    @Option(
+            names = "--limits-variants",
+            defaultValue = ".*",
+            description = "a regular expression: the limits scenario runs the variants whose label matches it"
+                    + " (the run behind a limit matches as 'limit 8 W=32, waiting')")
+    java.util.regex.Pattern limitsVariants;
+
     @Option(names = "--out", defaultValue = "target/bench", description = "folder for CSV and charts")
     Path out;
 
@@ -316,6 +323,7 @@ public final class BenchCommand implements Callable<Integer> {
                 chains,
                 limitsWaiting,
                 limitsRuns,
+                limitsVariants,
                 workload.workload());
         return smoke ? c.smoke() : c;
     }

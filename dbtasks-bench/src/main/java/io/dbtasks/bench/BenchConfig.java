@@ -47,6 +47,7 @@ import java.util.TreeSet;
  * @param historyWorkers the worker count of the history scenario's burn-downs
  * @param waitingTasks WAITING workflow steps the workflows scenario puts beside its burn-down
  * @param chains chains of steps the workflows scenario runs one at a time
+ * @param limitsVariants the limits scenario's variants to run: those whose label it matches
  * @param workload the settings of the handlers, failonce, concurrent enqueue and latency-at-load
  *     measurements and of the child JVMs' warm-up
  */
@@ -90,6 +91,7 @@ record BenchConfig(
         int chains,
         long limitsWaiting,
         int limitsRuns,
+        java.util.regex.Pattern limitsVariants,
         Workload workload) {
 
     /**
@@ -158,6 +160,7 @@ record BenchConfig(
                 3,
                 1000,
                 1,
+                limitsVariants,
                 workload.smoke());
     }
 

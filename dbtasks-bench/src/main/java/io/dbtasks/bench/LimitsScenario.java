@@ -26,7 +26,11 @@ import java.util.Map;
  * Then the claim's cost with tasks waiting behind a limit: the burn-down of 50 keys with limit 8 at
  * W=32, with {@code --limits-waiting} tasks of a key held at a limit of 1 in the queue, against the
  * same with none (before and after, to show the drift). Reports the median and spread of each
- * variant's rate and of its ratio to the plain burn-down of the same round.
+ * variant's rate and of its ratio to the plain burn-down of the same round, and of the RUNNING tasks
+ * in the database while it burned down ({@link RunningSampler}): a limit counts a task from its claim
+ * until its outcome is written, so with a rate R and tasks RUNNING that long for T seconds each, R x
+ * T tasks are RUNNING at once, and a limit binds once that passes it. {@code --limits-variants} runs
+ * some of the variants only.
  */
 final class LimitsScenario implements Scenario {
     private static final String HOT = "hot";
@@ -42,12 +46,16 @@ final class LimitsScenario implements Scenario {
 
     private record Variant(String label, int workers, Setup setup, String base) {}
 
+    /** Per variant, the samples of its burn-downs' RUNNING tasks; filled as they run. */
+    private final Map<String, List<RunningSampler.Sample>> running = new LinkedHashMap<>();
+
     @Override
     public List<Result> run(BenchRun run) throws Exception {
         BenchConfig c = run.config();
         int n = c.burndownTasks();
         Burner burner = new Burner(run);
         List<Result> results = new ArrayList<>();
+        running.clear();
         try (HikariDataSource ds = run.pool("bench-limits-admin", 2)) {
             DbTasks admin = DbTasks.builder(ds).migrate(false).workers(false).build();
             try {
@@ -89,24 +97,37 @@ final class LimitsScenario implements Scenario {
                 for (int round = 0; round < c.limitsRuns(); round++) {
                     Map<String, Double> thisRound = new LinkedHashMap<>();
                     for (Variant v : variants) {
+                        if (!c.limitsVariants().matcher(v.label()).find()) {
+                            continue;
+                        }
                         clear(run, admin);
                         v.setup().apply(admin);
-                        double seconds = burner.burn(v.workers(), 1, n);
+                        double seconds;
+                        try (RunningSampler sampler = new RunningSampler(ds)) {
+                            seconds = burner.burn(v.workers(), 1, n);
+                            sampled(v.label(), sampler);
+                        }
                         Result r = Result.throughput(name(), run.db(), v.label(), "dbtasks", v.workers(), n, seconds);
                         Log.result(r);
                         results.add(r);
                         thisRound.put(v.label(), r.tasksPerSecond());
                         rates.computeIfAbsent(v.label(), k -> new ArrayList<>()).add(r.tasksPerSecond());
-                        if (v.base() != null) {
+                        if (v.base() != null && thisRound.containsKey(v.base())) {
                             ratios.computeIfAbsent(v.label() + " / " + v.base(), k -> new ArrayList<>())
                                     .add(r.tasksPerSecond() / thisRound.get(v.base()));
                         }
                     }
                 }
-                behindALimit(run, admin, burner, n, results, rates, ratios);
+                if (c.limitsVariants().matcher("limit 8 W=32, waiting").find()) {
+                    behindALimit(run, admin, burner, ds, n, results, rates, ratios);
+                }
                 clear(run, admin);
-                rates.forEach((label, r) -> Log.line("limits: " + label + ": " + summary(r, "%.0f tasks/s")));
-                ratios.forEach((label, r) -> Log.line("limits: " + label + ": " + summary(r, "%.2f")));
+                rates.forEach((label, r) -> Log.line("limits: " + label + ": " + Spread.summary(r, "%.0f tasks/s")));
+                ratios.forEach((label, r) -> Log.line("limits: " + label + ": " + Spread.summary(r, "%.2f")));
+                running.forEach((label, samples) -> Log.line("limits: " + label + ": RUNNING in the database, "
+                        + Spread.summary(counts(samples, RunningSampler.Sample::running), "%.0f", "samples")
+                        + "; of the key with the most, "
+                        + Spread.summary(counts(samples, RunningSampler.Sample::mostOfAKey), "%.0f", "samples")));
             } finally {
                 admin.close();
             }
@@ -122,6 +143,7 @@ final class LimitsScenario implements Scenario {
             BenchRun run,
             DbTasks admin,
             Burner burner,
+            HikariDataSource ds,
             int n,
             List<Result> results,
             Map<String, List<Double>> rates,
@@ -132,7 +154,7 @@ final class LimitsScenario implements Scenario {
         String empty = "limit 8 W=32, none waiting";
         String behind = "limit 8 W=32, " + waiting + " waiting";
         List<Double> before = new ArrayList<>();
-        before.add(limited(run, admin, burner, n, empty, results, false));
+        before.add(limited(run, admin, burner, ds, n, empty, results, false));
         clear(run, admin);
         admin.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 8));
         long start = System.nanoTime();
@@ -143,18 +165,18 @@ final class LimitsScenario implements Scenario {
                 + (System.nanoTime() - start) / 1_000_000 + " ms");
         List<Double> loaded = new ArrayList<>();
         for (int round = 0; round < c.limitsRuns(); round++) {
-            loaded.add(limited(run, admin, burner, n, behind, results, true));
+            loaded.add(limited(run, admin, burner, ds, n, behind, results, true));
         }
         List<Double> after = new ArrayList<>();
         for (int round = 0; round < Math.max(1, c.limitsRuns() - 1); round++) {
             clear(run, admin);
-            after.add(limited(run, admin, burner, n, empty, results, false));
+            after.add(limited(run, admin, burner, ds, n, empty, results, false));
         }
         List<Double> none = new ArrayList<>(before);
         none.addAll(after);
         rates.put(empty, none);
         rates.put(behind, loaded);
-        double noneMedian = median(none);
+        double noneMedian = Spread.median(none);
         ratios.put(
                 behind + " / none waiting (median)",
                 loaded.stream().map(r -> r / noneMedian).toList());
@@ -162,13 +184,24 @@ final class LimitsScenario implements Scenario {
 
     /** One burn-down of {@code n} tasks over 50 keys with limit 8 at W=32; returns its rate. */
     private double limited(
-            BenchRun run, DbTasks admin, Burner burner, int n, String label, List<Result> results, boolean keep)
+            BenchRun run,
+            DbTasks admin,
+            Burner burner,
+            HikariDataSource ds,
+            int n,
+            String label,
+            List<Result> results,
+            boolean keep)
             throws Exception {
         if (!keep) {
             admin.limits().set(Limit.maxRunning(TaskTable.QUEUE, Limit.EVERY_KEY, 8));
         }
         run.tasks().insertPendingKeyed(n, 50, "k");
-        double seconds = burner.burnCount(32, n);
+        double seconds;
+        try (RunningSampler sampler = new RunningSampler(ds)) {
+            seconds = burner.burnCount(32, n);
+            sampled(label, sampler);
+        }
         Result r = Result.throughput(name(), run.db(), label, "dbtasks", 32, n, seconds);
         Log.result(r);
         results.add(r);
@@ -186,15 +219,15 @@ final class LimitsScenario implements Scenario {
         admin.limits().setFair(TaskTable.QUEUE, false);
     }
 
-    static double median(List<Double> values) {
-        List<Double> sorted = values.stream().sorted().toList();
-        int m = sorted.size() / 2;
-        return sorted.size() % 2 == 1 ? sorted.get(m) : (sorted.get(m - 1) + sorted.get(m)) / 2;
+    /** Keeps the samples of a burn-down just ended with the others of its variant. */
+    private void sampled(String label, RunningSampler sampler) {
+        running.computeIfAbsent(label, k -> new ArrayList<>()).addAll(sampler.samples());
     }
 
-    private static String summary(List<Double> values, String format) {
-        List<Double> sorted = values.stream().sorted().toList();
-        return "median " + String.format(format, median(values)) + " (min " + String.format(format, sorted.get(0))
-                + ", max " + String.format(format, sorted.get(sorted.size() - 1)) + ", " + values.size() + " runs)";
+    private static List<Double> counts(
+            List<RunningSampler.Sample> samples, java.util.function.ToLongFunction<RunningSampler.Sample> count) {
+        return samples.isEmpty()
+                ? List.of(0.0)
+                : samples.stream().map(s -> (double) count.applyAsLong(s)).toList();
     }
 }

@@ -58,11 +58,11 @@ final class QueueRetentionScenario implements Scenario {
                 Locale.ROOT,
                 "queue-retention: %s: median %.3f s (%.3f-%.3f); %s: median %.3f s (%.3f-%.3f), %d rounds",
                 FIRST,
-                LimitsScenario.median(first),
+                Spread.median(first),
                 first.stream().mapToDouble(Double::doubleValue).min().orElse(0),
                 first.stream().mapToDouble(Double::doubleValue).max().orElse(0),
                 NEXT,
-                LimitsScenario.median(next),
+                Spread.median(next),
                 next.stream().mapToDouble(Double::doubleValue).min().orElse(0),
                 next.stream().mapToDouble(Double::doubleValue).max().orElse(0),
                 ROUNDS));
