@@ -54,18 +54,8 @@ final class QueueRetentionScenario implements Scenario {
                 next.add(r.seconds());
             }
         }
-        Log.line(String.format(
-                Locale.ROOT,
-                "queue-retention: %s: median %.3f s (%.3f-%.3f); %s: median %.3f s (%.3f-%.3f), %d rounds",
-                FIRST,
-                Spread.median(first),
-                first.stream().mapToDouble(Double::doubleValue).min().orElse(0),
-                first.stream().mapToDouble(Double::doubleValue).max().orElse(0),
-                NEXT,
-                Spread.median(next),
-                next.stream().mapToDouble(Double::doubleValue).min().orElse(0),
-                next.stream().mapToDouble(Double::doubleValue).max().orElse(0),
-                ROUNDS));
+        Log.line("queue-retention: " + FIRST + ": " + Spread.summary(first, "%.3f s", "rounds") + "; " + NEXT + ": "
+                + Spread.summary(next, "%.3f s", "rounds"));
         return results;
     }
 

@@ -1,6 +1,7 @@
 package io.dbtasks.bench;
 
 import java.util.List;
+import java.util.Locale;
 
 /** The median and range of a few repeated measurements, as the scenarios log them. */
 final class Spread {
@@ -32,15 +33,16 @@ final class Spread {
 
     /**
      * @param values one or more measurements
-     * @param format how to print one of them, for {@link String#format}
+     * @param format how to print one of them, for {@link String#format} (in {@link Locale#ROOT})
      * @param what what the count of measurements counts, plural ("runs", "samples")
      * @return {@code median M (min A, max B, N what)}
      * @throws IllegalArgumentException if there are none
      */
     static String summary(List<Double> values, String format, String what) {
         List<Double> sorted = values.stream().sorted().toList();
-        return "median " + String.format(format, median(values)) + " (min " + String.format(format, sorted.get(0))
-                + ", max " + String.format(format, sorted.get(sorted.size() - 1)) + ", " + values.size() + " " + what
+        return "median " + String.format(Locale.ROOT, format, median(values)) + " (min "
+                + String.format(Locale.ROOT, format, sorted.get(0)) + ", max "
+                + String.format(Locale.ROOT, format, sorted.get(sorted.size() - 1)) + ", " + values.size() + " " + what
                 + ")";
     }
 }

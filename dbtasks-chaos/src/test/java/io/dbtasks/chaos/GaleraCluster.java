@@ -99,6 +99,27 @@ final class GaleraCluster implements AutoCloseable {
      *     closed)
      */
     static GaleraCluster start(int size, String database) throws Exception {
+        // A free port is free when picked, not when the node binds it: another process (or an
+        // outgoing connection's ephemeral port) may take it between the two, and the node then exits.
+        // Such a start is thrown away and the cluster started afresh on new ports.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnce(size, database);
+            } catch (IllegalStateException e) {
+                if (attempt == START_ATTEMPTS) {
+                    throw e;
+                }
+                System.out.println("chaos: Galera cluster start " + attempt + " of " + START_ATTEMPTS
+                        + " failed, starting again on new ports: "
+                        + e.getMessage().lines().findFirst().orElse(""));
+            }
+        }
+    }
+
+    /** Starts of a cluster {@link #start} makes before it gives up. */
+    static final int START_ATTEMPTS = 3;
+
+    private static GaleraCluster startOnce(int size, String database) throws Exception {
         Path dir = Files.createTempDirectory("dbtasks-galera-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path provider = PROVIDERS.stream().filter(Files::isReadable).findFirst().orElseThrow();
