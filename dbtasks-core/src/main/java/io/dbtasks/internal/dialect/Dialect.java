@@ -106,6 +106,25 @@ public interface Dialect {
     String LIVE = "history_day = 0";
 
     /**
+     * A read of live tasks in one state, of one queue and some concurrency keys, as {@code
+     * concurrency_key, id}. Binds: the queue, then each key. A read of both PENDING and RUNNING
+     * tasks of a key reads each state with its own (a {@code UNION ALL} of two): on PostgreSQL the
+     * live partition has no index on the key alone, which would take an entry at every enqueue and
+     * every claim of a keyed task, so a PENDING read goes through the per-key claim index, led by the
+     * queue and the key, and a RUNNING read through the rescue index (RUNNING tasks are few).
+     *
+     * @param state the state the tasks are in
+     * @param keys how many keys are bound, at least one
+     * @return the query
+     */
+    static String liveOfKeys(TaskStatus state, int keys) {
+        return "SELECT concurrency_key, id FROM dbtasks_task WHERE " + LIVE + " AND status = " + status(state)
+                + " AND queue = ? AND concurrency_key IN ("
+                + String.join(", ", java.util.Collections.nCopies(keys, "?"))
+                + ")";
+    }
+
+    /**
      * The history day of an instant: whole days since 1970-01-01 UTC, the partition a task finished
      * then belongs to.
      *

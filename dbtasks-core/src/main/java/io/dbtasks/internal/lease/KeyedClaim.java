@@ -1002,18 +1002,23 @@ final class KeyedClaim {
         return existing;
     }
 
-    /** The id of each key's oldest PENDING or RUNNING task, the only one a FIFO key may start. */
+    /**
+     * The id of each key's oldest PENDING or RUNNING task, the only one a FIFO key may start. The two
+     * states are read apart, each through an index that holds it: the live rows have no index by key
+     * alone (see {@link Dialect#liveOfKeys}).
+     */
     private Map<String, Long> oldestUnfinished(Connection c, String queue, Set<String> keys) throws SQLException {
         Map<String, Long> heads = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, MIN(id) FROM dbtasks_task"
-                + " WHERE " + Dialect.LIVE + " AND concurrency_key IN (" + marks(keys.size()) + ") AND status IN ("
-                + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
-                + " AND queue = ? GROUP BY concurrency_key")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, MIN(id) FROM ("
+                + Dialect.liveOfKeys(TaskStatus.PENDING, keys.size()) + " UNION ALL "
+                + Dialect.liveOfKeys(TaskStatus.RUNNING, keys.size()) + ") u GROUP BY concurrency_key")) {
             int i = 1;
-            for (String k : keys) {
-                ps.setString(i++, k);
+            for (int state = 0; state < 2; state++) {
+                ps.setString(i++, queue);
+                for (String k : keys) {
+                    ps.setString(i++, k);
+                }
             }
-            ps.setString(i, queue);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     heads.put(rs.getString(1), rs.getLong(2));

@@ -328,11 +328,14 @@ public final class JdbcLimits implements Limits {
                 refresh().stream().filter(l -> l.queue().equals(queue)).toList(), false);
         return jdbc.withConnection("Load of the keys of queue " + queue, c -> {
             Map<String, long[]> counts = new TreeMap<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task"
-                    + " WHERE queue = ? AND " + Dialect.LIVE + " AND concurrency_key IS NOT NULL AND status IN ("
-                    + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")"
-                    + " GROUP BY concurrency_key, status")) {
+            // Each state read apart, through an index that holds it (see Dialect.liveOfKeys).
+            String ofState = "SELECT concurrency_key, status, COUNT(*) FROM dbtasks_task WHERE queue = ? AND "
+                    + Dialect.LIVE + " AND concurrency_key IS NOT NULL AND status = ";
+            try (PreparedStatement ps = c.prepareStatement(ofState + Dialect.status(TaskStatus.PENDING)
+                    + " GROUP BY concurrency_key, status UNION ALL " + ofState
+                    + Dialect.status(TaskStatus.RUNNING) + " GROUP BY concurrency_key, status")) {
                 ps.setString(1, queue);
+                ps.setString(2, queue);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         long[] n = counts.computeIfAbsent(rs.getString(1), k -> new long[2]);
@@ -388,14 +391,17 @@ public final class JdbcLimits implements Limits {
         }
         long running;
         long earlier;
-        try (PreparedStatement ps = c.prepareStatement("SELECT"
-                + " SUM(CASE WHEN status = " + Dialect.status(TaskStatus.RUNNING) + " THEN 1 ELSE 0 END),"
-                + " SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
-                + " FROM dbtasks_task WHERE concurrency_key = ? AND queue = ? AND " + Dialect.LIVE + " AND status IN ("
-                + Dialect.status(TaskStatus.PENDING) + ", " + Dialect.status(TaskStatus.RUNNING) + ")")) {
+        // The key's RUNNING tasks, and its PENDING or RUNNING tasks enqueued before this one; each state
+        // read apart, through an index that holds it (see Dialect.liveOfKeys).
+        try (PreparedStatement ps = c.prepareStatement("SELECT SUM(r), SUM(CASE WHEN id < ? THEN 1 ELSE 0 END)"
+                + " FROM (SELECT 0 AS r, id FROM (" + Dialect.liveOfKeys(TaskStatus.PENDING, 1) + ") p WHERE id < ?"
+                + " UNION ALL SELECT 1, id FROM (" + Dialect.liveOfKeys(TaskStatus.RUNNING, 1) + ") q) u")) {
             ps.setLong(1, taskId);
-            ps.setString(2, key);
-            ps.setString(3, queue);
+            ps.setString(2, queue);
+            ps.setString(3, key);
+            ps.setLong(4, taskId);
+            ps.setString(5, queue);
+            ps.setString(6, key);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 running = rs.getLong(1);

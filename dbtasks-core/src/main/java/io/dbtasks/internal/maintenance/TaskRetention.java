@@ -736,9 +736,8 @@ public final class TaskRetention {
      * @return how many rows were deleted
      */
     int deleteIdleKeys() {
-        String idle = " NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE t.concurrency_key = k.concurrency_key"
-                + " AND t.queue = k.queue AND t.status IN ('" + TaskStatus.PENDING.name() + "', '"
-                + TaskStatus.RUNNING.name() + "'))";
+        // Each state read apart, through an index that holds it (see Dialect.liveOfKeys).
+        String idle = notLive(TaskStatus.PENDING) + " AND" + notLive(TaskStatus.RUNNING);
         String select = "SELECT k.queue, k.concurrency_key FROM dbtasks_concurrency_key k WHERE" + idle + " LIMIT ?"
                 + dialect.forUpdateSkipLocked();
         String delete = "DELETE FROM dbtasks_concurrency_key WHERE queue = ? AND concurrency_key = ?";
@@ -775,6 +774,12 @@ public final class TaskRetention {
             total += batch[1];
         } while (found == Retention.BATCH);
         return total;
+    }
+
+    /** A condition on {@code k}, a row of {@code dbtasks_concurrency_key}: its key has no live task in {@code state}. */
+    private static String notLive(TaskStatus state) {
+        return " NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE " + Dialect.LIVE + " AND t.status = "
+                + Dialect.status(state) + " AND t.queue = k.queue AND t.concurrency_key = k.concurrency_key)";
     }
 
     /** Sleeps as long as the last batch took (capped at 5 s), yielding the database to the workers. */
