@@ -344,8 +344,10 @@ public final class PostgresDialect implements Dialect {
      * that lasts until the driver's Sync, which releases the advisory lock; each statement takes its
      * own snapshot only under READ COMMITTED, so these are offered only once the first keyed claim
      * found that the connections' transactions are READ COMMITTED by default ({@link
-     * #readCommittedTransaction}). The queue's count reads the partial index of RUNNING tasks, the
-     * keys' counts the per-key index. The claim counting keys reads its due tasks once (a CTE read
+     * #readCommittedTransaction}). The queue's count and the keys' counts read the partial index of
+     * RUNNING tasks (the rescue index), so a claim counting keys reads an entry for every task RUNNING
+     * in the database: the live partition has no index by key, since an entry at every claim of a
+     * keyed task would cost more (see BENCHMARKS.md). The claim counting keys reads its due tasks once (a CTE read
      * twice is computed once) and returns its count of them even when it starts none, by a left
      * join from that count.
      */
