@@ -125,9 +125,14 @@ final class LimitsScenario implements Scenario {
                 rates.forEach((label, r) -> Log.line("limits: " + label + ": " + Spread.summary(r, "%.0f tasks/s")));
                 ratios.forEach((label, r) -> Log.line("limits: " + label + ": " + Spread.summary(r, "%.2f")));
                 running.forEach((label, samples) -> Log.line("limits: " + label + ": RUNNING in the database, "
-                        + Spread.summary(counts(samples, RunningSampler.Sample::running), "%.0f", "samples")
-                        + "; of the key with the most, "
-                        + Spread.summary(counts(samples, RunningSampler.Sample::mostOfAKey), "%.0f", "samples")));
+                        + (samples.isEmpty()
+                                ? "no samples found a task RUNNING"
+                                : Spread.summary(counts(samples, RunningSampler.Sample::running), "%.0f", "samples")
+                                        + "; of the key with the most, "
+                                        + Spread.summary(
+                                                counts(samples, RunningSampler.Sample::mostOfAKey),
+                                                "%.0f",
+                                                "samples"))));
             } finally {
                 admin.close();
             }
@@ -224,10 +229,9 @@ final class LimitsScenario implements Scenario {
         running.computeIfAbsent(label, k -> new ArrayList<>()).addAll(sampler.samples());
     }
 
+    /** @return one count per sample; {@code samples} is not empty */
     private static List<Double> counts(
             List<RunningSampler.Sample> samples, java.util.function.ToLongFunction<RunningSampler.Sample> count) {
-        return samples.isEmpty()
-                ? List.of(0.0)
-                : samples.stream().map(s -> (double) count.applyAsLong(s)).toList();
+        return samples.stream().map(s -> (double) count.applyAsLong(s)).toList();
     }
 }
