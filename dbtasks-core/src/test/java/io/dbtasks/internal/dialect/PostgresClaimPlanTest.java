@@ -2,16 +2,12 @@ package io.dbtasks.internal.dialect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.dbtasks.DbTasks;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,12 +30,7 @@ class PostgresClaimPlanTest {
 
     @BeforeEach
     void historyAndABacklog() throws SQLException {
-        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
-        DbTasks.builder(TestDatabase.POSTGRESQL.dataSource())
-                .workers(false)
-                .build()
-                .close();
-        TestDatabase.POSTGRESQL.clear();
+        PostgresPlans.emptySchema();
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
                 Statement s = c.createStatement()) {
             String columns = "INSERT INTO dbtasks_task (queue, kind, status, attempt, max_attempts, backoff,"
@@ -70,19 +61,7 @@ class PostgresClaimPlanTest {
         Claimable kinds = new Claimable(List.of("k0", "k1", "k2", "k3", "k4"), null);
         String claim = "SELECT id FROM dbtasks_task WHERE " + dialect.dueCondition(kinds) + " ORDER BY "
                 + Dialect.CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED";
-        String plan;
-        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("EXPLAIN " + claim)) {
-            int next = dialect.bindDue(ps, 1, "backlog", kinds);
-            ps.setInt(next, 250);
-            StringBuilder lines = new StringBuilder();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    lines.append(rs.getString(1)).append('\n');
-                }
-            }
-            plan = lines.toString();
-        }
+        String plan = PostgresPlans.explain(claim, ps -> ps.setInt(dialect.bindDue(ps, 1, "backlog", kinds), 250));
         assertThat(plan).as(plan).contains("Index Scan using dbtasks_task_live_claim_idx on dbtasks_task_live");
         assertThat(plan)
                 .as(plan)

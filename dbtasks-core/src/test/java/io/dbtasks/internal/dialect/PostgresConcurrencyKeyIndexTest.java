@@ -2,7 +2,6 @@ package io.dbtasks.internal.dialect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.dbtasks.DbTasks;
 import io.dbtasks.TaskStatus;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
@@ -13,7 +12,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,12 +29,7 @@ class PostgresConcurrencyKeyIndexTest {
 
     @BeforeEach
     void liveTasksAndHistory() throws SQLException {
-        Assumptions.assumeTrue(TestDatabase.POSTGRESQL.required(), "PostgreSQL is not in dbtasks.test.databases");
-        DbTasks.builder(TestDatabase.POSTGRESQL.dataSource())
-                .workers(false)
-                .build()
-                .close();
-        TestDatabase.POSTGRESQL.clear();
+        PostgresPlans.emptySchema();
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
                 Statement s = c.createStatement()) {
             String columns = "INSERT INTO dbtasks_task (queue, kind, status, attempt, max_attempts, backoff,"
@@ -130,19 +123,11 @@ class PostgresConcurrencyKeyIndexTest {
     }
 
     private static String plan(String sql, List<String> binds) throws SQLException {
-        try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("EXPLAIN " + sql)) {
+        return PostgresPlans.explain(sql, ps -> {
             for (int i = 0; i < binds.size(); i++) {
                 ps.setString(i + 1, binds.get(i));
             }
-            StringBuilder lines = new StringBuilder();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    lines.append(rs.getString(1)).append('\n');
-                }
-            }
-            return lines.toString();
-        }
+        });
     }
 
     /** The indexes of a table whose first column is concurrency_key. */
