@@ -79,7 +79,7 @@ class PostgresConcurrencyKeyIndexTest {
     }
 
     @Test
-    void aDayPartitionCreatedLaterIsIndexedByTheKey() throws SQLException {
+    void aDayPartitionCreatedLaterOrFoundWithoutItIsIndexedByTheKey() throws SQLException {
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
                 Statement s = c.createStatement()) {
             int day;
@@ -95,6 +95,11 @@ class PostgresConcurrencyKeyIndexTest {
                 partition = rs.getString(1);
             }
             try {
+                assertThat(indexesLedByTheKey(partition)).hasSize(1);
+                // A day made meanwhile without it (by an engine older than the index per day) gets it
+                // at the next run over its day.
+                s.execute("DROP INDEX " + partition + "_concurrency_key_idx");
+                s.execute("SELECT dbtasks_create_history_days(" + day + ", " + day + ")");
                 assertThat(indexesLedByTheKey(partition)).hasSize(1);
             } finally {
                 s.execute("SELECT dbtasks_drop_history_day(" + day + ")");
