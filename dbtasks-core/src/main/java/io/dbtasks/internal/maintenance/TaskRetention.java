@@ -776,7 +776,10 @@ public final class TaskRetention {
         return total;
     }
 
-    /** A condition on {@code k}, a row of {@code dbtasks_concurrency_key}: its key has no live task in {@code state}. */
+    /**
+     * @return a condition on {@code k}, a row of {@code dbtasks_concurrency_key}: its key has no live
+     *     task in {@code state}
+     */
     private static String notLive(TaskStatus state) {
         return " NOT EXISTS (SELECT 1 FROM dbtasks_task t WHERE " + Dialect.LIVE + " AND t.status = "
                 + Dialect.status(state) + " AND t.queue = k.queue AND t.concurrency_key = k.concurrency_key)";

@@ -64,9 +64,10 @@ class PostgresConcurrencyKeyIndexTest {
                 .isEmpty();
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
                 Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(
-                        "SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid"
-                                + " WHERE h.inhparent = 'dbtasks_task'::regclass AND c.relname <> 'dbtasks_task_live'")) {
+                ResultSet rs =
+                        s.executeQuery("SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid"
+                                + " WHERE h.inhparent = 'dbtasks_task'::regclass"
+                                + " AND c.relname <> 'dbtasks_task_live'")) {
             int partitions = 0;
             while (rs.next()) {
                 partitions++;
@@ -139,10 +140,10 @@ class PostgresConcurrencyKeyIndexTest {
     private static List<String> indexesLedByTheKey(String table) throws SQLException {
         List<String> names = new ArrayList<>();
         try (Connection c = TestDatabase.POSTGRESQL.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement(
-                        "SELECT i.relname FROM pg_index x"
-                                + " JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_attribute a ON a.attrelid = x.indrelid"
-                                + " AND a.attnum = x.indkey[0] WHERE x.indrelid = to_regclass(?) AND a.attname = 'concurrency_key'")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+                                + " JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]"
+                                + " WHERE x.indrelid = to_regclass(?) AND a.attname = 'concurrency_key'")) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
