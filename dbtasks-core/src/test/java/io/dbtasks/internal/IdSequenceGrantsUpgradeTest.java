@@ -1,16 +1,21 @@
 package io.dbtasks.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.dbtasks.DbTasks;
 import io.dbtasks.TaskRequest;
 import io.dbtasks.internal.dialect.Dialects;
+import io.dbtasks.limit.Limit;
 import io.dbtasks.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -20,7 +25,8 @@ import org.junit.jupiter.api.Test;
 /**
  * An application user that is not the schema's owner and enqueues with table privileges only (all a
  * PostgreSQL identity column needs) keeps enqueueing, creating workflows, batches and jobs once the
- * ids become sequence defaults (migration V25), and counts history in the tables V27 adds. The
+ * ids become sequence defaults (migration V25), counts history in the tables V27 adds, and claims
+ * within limits, which reads and writes the tables of limits and fairness. The
  * schema is a private one, first on the pools' search path, migrated to V20 (the last before V25)
  * before the grants, then to the end.
  */
@@ -102,6 +108,35 @@ class IdSequenceGrantsUpgradeTest {
                     .anyMatch(q -> q.queue().equals("default")
                             && q.status() == io.dbtasks.TaskStatus.SUCCEEDED
                             && q.count() == 1);
+        }
+    }
+
+    record Probe(int n) {}
+
+    @Test
+    void aUserThatClaimedBeforeTheMigrationClaimsWithinLimitsAfterIt() {
+        try (HikariDataSource app = pool(NOT_OWNER);
+                DbTasks tasks = DbTasks.builder(app)
+                        .migrate(false)
+                        .queue("default", 2)
+                        .handler("probe", Probe.class, (ctx, p) -> {})
+                        .build()) {
+            // Every claim reads the queue's limits, fair queues and rates; with a limit far above the
+            // claim batch, claims after the first one claim within the queue's bound.
+            tasks.limits().set(Limit.maxRunning("default", Limit.EVERY_KEY, 100));
+            List<Long> ids = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                ids.add(tasks.enqueue(TaskRequest.builder("probe")
+                                .payload(new Probe(i))
+                                .concurrencyKey("tenant-" + i % 2)
+                                .build())
+                        .task()
+                        .id());
+            }
+            tasks.start();
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> ids.stream()
+                            .allMatch(id -> tasks.find(id).orElseThrow().status() == io.dbtasks.TaskStatus.SUCCEEDED));
         }
     }
 
