@@ -17,7 +17,8 @@ import javax.sql.DataSource;
 final class RunningSampler implements AutoCloseable {
     static final long EVERY_MILLIS = 50;
     private static final String COUNT = "SELECT COALESCE(SUM(n), 0), COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n"
-            + " FROM dbtasks_task WHERE status = 'RUNNING' GROUP BY concurrency_key) r";
+            + " FROM dbtasks_task WHERE queue = '" + TaskTable.QUEUE + "' AND status = 'RUNNING'"
+            + " GROUP BY concurrency_key) r";
 
     /** One sample: RUNNING tasks in all, and of the key with the most (a task without a key is one key). */
     record Sample(long running, long mostOfAKey) {}

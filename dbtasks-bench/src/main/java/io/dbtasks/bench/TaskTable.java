@@ -104,6 +104,19 @@ final class TaskTable {
     }
 
     /**
+     * Inserts {@code n} RUNNING tasks without a key into {@code queue}, leased for a day, so that they
+     * stay RUNNING (no engine claims from that queue, and the rescue does not reach them) while
+     * another queue burns down.
+     */
+    void insertRunning(long n, String queue) throws SQLException {
+        execute(List.of("INSERT INTO dbtasks_task (" + COLUMNS + ", lease_owner, lease_token, lease_expires_at)"
+                + " SELECT '" + queue + "', '" + KIND + "', 'RUNNING', 0, 1, 3, 'EXPONENTIAL', 1000, 600000, 2.0, 0.2, "
+                + db.now() + ", " + db.now() + ", " + db.now() + ", " + db.now() + ", NULL, 'bench-holder', 1, "
+                + db.secondsAgo("-86400") + " FROM " + db.rows(n)));
+        analyze();
+    }
+
+    /**
      * Inserts {@code n} SUCCEEDED tasks finished up to {@link #HISTORY_SPAN_SECONDS} ago, a quarter of
      * them older than the retention period.
      */

@@ -151,6 +151,7 @@ public enum TestDatabase {
                     "dbtasks_concurrency_key",
                     "dbtasks_fair_queue",
                     "dbtasks_queue_rate",
+                    "dbtasks_queue_running",
                     "dbtasks_rate_start",
                     "dbtasks_history_count",
                     "dbtasks_history_hour",

@@ -509,17 +509,22 @@ public interface Dialect {
      * @param withinBound starts the first due tasks if the queue has at most a bound of RUNNING tasks,
      *     whatever their keys: a key's RUNNING tasks are among the queue's, so with the bound at the
      *     smallest limit less the claim's batch no key passes its limit, and one count of the queue
-     *     replaces a count per key. Binds the queue (the lock's), the owner and the lease in
-     *     milliseconds, the due condition's parameters ({@link #bindDue}), the queue (the count's),
-     *     the bound, and the limit; returns the started rows' {@link #TASK_COLUMNS}, none if the count
-     *     passed the bound or nothing was due
+     *     replaces a count per key. The count itself is skipped while the upper bound of the queue's
+     *     RUNNING tasks that the last such claim left is within the bound, younger than an age limit,
+     *     and not voided since by a claim that counted keys; the claim leaves that bound (or its count)
+     *     plus what it started as the next one. Binds the queue (the lock's), the queue, the age limit
+     *     in milliseconds and the bound (the last bound's), the queue (the count's), the owner and the
+     *     lease in milliseconds, the due condition's parameters ({@link #bindDue}), the bound, the
+     *     limit, and the queue (the new bound's); returns the started rows' {@link #TASK_COLUMNS},
+     *     none if the count passed the bound or nothing was due
      * @param countingKeys locks the first due tasks, counts the RUNNING tasks of their limited keys and
-     *     starts each locked task whose key has room, in claim order. Binds the queue (the lock's), the
-     *     due condition's parameters, the limit, the queue's limits most specific first as {@code LIKE}
-     *     patterns ({@code text[]}, see {@link #likePattern}) and their most running ({@code int[]}),
-     *     the queue (the count's), then the owner and the lease in milliseconds; returns the started
-     *     rows' {@link #TASK_COLUMNS} and {@code due_count}, how many due tasks it locked, or one row
-     *     with a null {@code id} and {@code due_count} if it started none
+     *     starts each locked task whose key has room, in claim order, and voids the queue's bound.
+     *     Binds the queue (the lock's), the due condition's parameters, the limit, the queue's limits
+     *     most specific first as {@code LIKE} patterns ({@code text[]}, see {@link #likePattern}) and
+     *     their most running ({@code int[]}), the queue (the count's), the owner and the lease in
+     *     milliseconds, then the queue (the bound's); returns the started rows' {@link
+     *     #TASK_COLUMNS} and {@code due_count}, how many due tasks it locked, or one row with a null
+     *     {@code id} and {@code due_count} if it started none
      */
     record QueueClaim(String withinBound, String countingKeys) {}
 

@@ -338,6 +338,14 @@ public final class PostgresDialect implements Dialect {
             "SELECT q, pg_advisory_xact_lock_shared(" + QUEUE_LOCK_SPACE + ", hashtext(q)) AS shared";
 
     /**
+     * Takes a value of {@code dbtasks_key_claim_seq} once per row of {@code g}, the CTE that took the
+     * queue's lock shared ({@link #QUEUE_LOCK_SHARED}), so after that lock was granted and before the
+     * claim commits: a claim under the queue's exclusive lock that finds the sequence moved since the
+     * queue's running bound was written counts again ({@link #queueClaim}).
+     */
+    private static final String KEY_CLAIM_SEQ_NEXT = "SELECT nextval('dbtasks_key_claim_seq') FROM g";
+
+    /**
      * {@inheritDoc}
      *
      * <p>On PostgreSQL the two statements go in one round trip and run in the implicit transaction
@@ -347,7 +355,11 @@ public final class PostgresDialect implements Dialect {
      * #readCommittedTransaction}). The queue's count and the keys' counts read the partial index of
      * RUNNING tasks (the rescue index), so a claim counting keys reads an entry for every task RUNNING
      * in the database: the live partition has no index by key, since an entry at every claim of a
-     * keyed task would cost more (see BENCHMARKS.md). The claim counting keys reads its due tasks once (a CTE read
+     * keyed task would cost more (see BENCHMARKS.md). So the claim within the bound counts only when
+     * it cannot trust the bound in {@code dbtasks_queue_running} that the last one left (migration
+     * V35): one older than the age limit it binds, past the bound, or written before the last value
+     * of {@code dbtasks_key_claim_seq}, which every claim that locks keys takes under the queue's
+     * shared lock; a claim counting keys deletes it. The claim counting keys reads its due tasks once (a CTE read
      * twice is computed once) and returns its count of them even when it starts none, by a left
      * join from that count.
      */
@@ -357,11 +369,24 @@ public final class PostgresDialect implements Dialect {
             return Optional.empty();
         }
         String lock = "SELECT pg_advisory_xact_lock(" + QUEUE_LOCK_SPACE + ", hashtext(?::text));";
-        String withinBound = lock + " UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
+        // b: the bound the last claim of the queue left, if it may be trusted; n: it, or a count. A
+        // COALESCE evaluates its second subquery (an InitPlan, run when first used) only if needed.
+        String withinBound = lock + " WITH s AS MATERIALIZED (SELECT last_value AS seq FROM dbtasks_key_claim_seq),"
+                + " b AS MATERIALIZED (SELECT r.running_bound, r.counted_at FROM dbtasks_queue_running r, s"
+                + " WHERE r.queue = ? AND r.claimed_seq = s.seq AND r.counted_at > clock_timestamp() - ?"
+                + " * INTERVAL '1 millisecond' AND r.running_bound <= ?),"
+                + " n AS MATERIALIZED (SELECT COALESCE((SELECT running_bound FROM b), (SELECT COUNT(*) FROM"
+                + " dbtasks_task WHERE queue = ? AND " + LIVE + " AND status = " + Dialect.status(TaskStatus.RUNNING)
+                + ")) AS running, COALESCE((SELECT counted_at FROM b), clock_timestamp()) AS counted_at),"
+                + " u AS (UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
                 + " AND id = ANY(ARRAY(SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable)
-                + " AND (SELECT COUNT(*) FROM dbtasks_task WHERE queue = ? AND " + LIVE + " AND status = "
-                + Dialect.status(TaskStatus.RUNNING) + ") <= ? ORDER BY " + CLAIM_ORDER
-                + " LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING " + TASK_COLUMNS;
+                + " AND (SELECT running FROM n) <= ? ORDER BY " + CLAIM_ORDER
+                + " LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING " + TASK_COLUMNS + "),"
+                + " w AS (INSERT INTO dbtasks_queue_running (queue, running_bound, claimed_seq, counted_at)"
+                + " SELECT ?, n.running + (SELECT COUNT(*) FROM u), s.seq, n.counted_at FROM n, s"
+                + " ON CONFLICT (queue) DO UPDATE SET running_bound = EXCLUDED.running_bound,"
+                + " claimed_seq = EXCLUDED.claimed_seq, counted_at = EXCLUDED.counted_at)"
+                + " SELECT * FROM u";
         String countingKeys = lock + " WITH due AS (SELECT id, concurrency_key AS k, row_number() OVER (ORDER BY "
                 + CLAIM_ORDER + ") AS ord FROM (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
                 + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED) d),"
@@ -375,7 +400,9 @@ public final class PostgresDialect implements Dialect {
                 + " c.ord) AS rn FROM c) c LEFT JOIN r ON r.k = c.k WHERE c.cap IS NULL OR c.rn <= c.cap -"
                 + " COALESCE(r.n, 0)),"
                 + " u AS (UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
-                + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING " + TASK_COLUMNS + ")"
+                + " AND id = ANY(ARRAY(SELECT id FROM p)) RETURNING " + TASK_COLUMNS + "),"
+                // The queue's bound no longer holds what this claim starts: the next claim counts.
+                + " x AS (DELETE FROM dbtasks_queue_running WHERE queue = ?)"
                 + " SELECT u.*, d.n AS due_count FROM (SELECT COUNT(*) AS n FROM due) d LEFT JOIN u ON TRUE";
         return Optional.of(new QueueClaim(withinBound, countingKeys));
     }
@@ -396,8 +423,8 @@ public final class PostgresDialect implements Dialect {
     @Override
     public Optional<KeyLocks> keyLocks() {
         return Optional.of(new KeyLocks("WITH p AS MATERIALIZED (SELECT ?::text AS q, ?::text[] AS ks),"
-                + " g AS MATERIALIZED (" + QUEUE_LOCK_SHARED + " FROM p)"
-                + " SELECT k FROM p, unnest(p.ks) AS k WHERE (SELECT COUNT(*) FROM g) >= 0 AND NOT"
+                + " g AS MATERIALIZED (" + QUEUE_LOCK_SHARED + " FROM p), e AS MATERIALIZED (" + KEY_CLAIM_SEQ_NEXT
+                + ") SELECT k FROM p, unnest(p.ks) AS k WHERE (SELECT COUNT(*) FROM e) >= 0 AND NOT"
                 + " pg_try_advisory_xact_lock(" + KEY_LOCK_SPACE + ", hashtext(p.q || chr(1) || k))"));
     }
 
@@ -417,10 +444,12 @@ public final class PostgresDialect implements Dialect {
         String lockAndRead = "WITH due AS (SELECT id, concurrency_key, priority, run_at FROM dbtasks_task WHERE "
                 + dueCondition(claimable) + " ORDER BY " + CLAIM_ORDER + " LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " g AS MATERIALIZED (" + QUEUE_LOCK_SHARED + " FROM (SELECT ?::text AS q) p),"
+                + " e AS MATERIALIZED (" + KEY_CLAIM_SEQ_NEXT + "),"
                 + " locked AS (SELECT pg_advisory_xact_lock(" + KEY_LOCK_SPACE + ", h) FROM (SELECT DISTINCT"
                 + " hashtext(g.q || chr(1) || concurrency_key) AS h FROM due, g WHERE concurrency_key LIKE"
                 + " ANY(?::text[]) ORDER BY h) s)"
-                + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) >= 0 ORDER BY "
+                + " SELECT id, concurrency_key FROM due WHERE (SELECT COUNT(*) FROM locked) + (SELECT COUNT(*) FROM e)"
+                + " >= 0 ORDER BY "
                 + CLAIM_ORDER;
         String countAndStart = "WITH c AS (SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[]) WITH ORDINALITY"
                 + " AS c(id, k, lim, ord)),"

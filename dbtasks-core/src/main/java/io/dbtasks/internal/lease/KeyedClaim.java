@@ -192,7 +192,8 @@ final class KeyedClaim {
      *       auto-commit, lock the queue exclusively instead of keys, in one round trip: if {@code
      *       limit} is at most the queue's smallest limit, start the first due tasks if the queue has
      *       at most that limit less {@code limit} tasks RUNNING, whatever their keys (no count per
-     *       key); if that started none (too many RUNNING, or nothing due), claims of the queue skip
+     *       key, and no count of the queue either while the bound of its RUNNING tasks the last such
+     *       claim left may be trusted: see {@link #RUNNING_BOUND_MAX_AGE_MILLIS}); if that started none (too many RUNNING, or nothing due), claims of the queue skip
      *       it for the next second. Otherwise lock the first due tasks, count their limited keys'
      *       RUNNING tasks and start those with room, in one statement. The steps below are for the
      *       other cases.
@@ -311,6 +312,17 @@ final class KeyedClaim {
     static final long BOUND_RETRY_NANOS = 1_000_000_000L;
 
     /**
+     * How old (by the database clock) the upper bound of a queue's RUNNING tasks that the last claim
+     * within the queue's bound left may be for the next one to trust it instead of counting, in
+     * milliseconds ({@link Dialect.QueueClaim#withinBound}). Every claim that counts the queue or its
+     * keys on PostgreSQL keeps that bound true or voids it; what it cannot see is a claim of an
+     * engine that does not know the queue's limits yet (they reach every engine within {@link
+     * io.dbtasks.limit.Limits#REFRESH_MILLIS}), whose starts a claim within the bound counts at most
+     * this much later than it would without the bound.
+     */
+    static final long RUNNING_BOUND_MAX_AGE_MILLIS = 100;
+
+    /**
      * {@link #claimInOrder} under the queue's lock ({@link Dialect.QueueClaim}), in auto-commit: within
      * the queue's bound if the claim's batch fits within the smallest limit (with at most {@code
      * minRunning - limit} tasks of the queue RUNNING, starting {@code limit} more leaves every key
@@ -335,12 +347,16 @@ final class KeyedClaim {
             try (PreparedStatement ps = c.prepareStatement(sql.withinBound())) {
                 int i = 1;
                 ps.setString(i++, queue);
+                ps.setString(i++, queue);
+                ps.setLong(i++, RUNNING_BOUND_MAX_AGE_MILLIS);
+                ps.setInt(i++, bound);
+                ps.setString(i++, queue);
                 ps.setString(i++, owner);
                 ps.setLong(i++, leaseMillis);
                 i = dialect.bindDue(ps, i, queue, claimable);
-                ps.setString(i++, queue);
                 ps.setInt(i++, bound);
-                ps.setInt(i, limit);
+                ps.setInt(i++, limit);
+                ps.setString(i, queue);
                 try (ResultSet rs = claimResult(ps)) {
                     while (rs.next()) {
                         rows.add(reader.read(rs));
@@ -377,7 +393,8 @@ final class KeyedClaim {
                             "integer", running.stream().map(Limit::maxRunning).toArray()));
             ps.setString(i++, queue);
             ps.setString(i++, owner);
-            ps.setLong(i, leaseMillis);
+            ps.setLong(i++, leaseMillis);
+            ps.setString(i, queue);
             try (ResultSet rs = claimResult(ps)) {
                 while (rs.next()) {
                     due = rs.getLong("due_count");

@@ -168,6 +168,97 @@ class PostgresQueueLockTest {
     }
 
     /**
+     * A claim within the queue's bound trusts the bound the last one left only while no claim started
+     * tasks under key locks since: after such a claim of each kind started one more of k, the fresh
+     * bound of two RUNNING would start a fourth task past the limit of 3.
+     */
+    @ParameterizedTest
+    @EnumSource(CountingKeys.class)
+    void aClaimWithinTheBoundCountsAgainAfterAClaimThatCountedKeys(CountingKeys how) throws Exception {
+        KeyedClaim claim = oneRunning(3, 6);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        assertThat(bound()).as("the bound of the claim within it").isEqualTo(2);
+        // Asks for 5, more than the limit leaves room for the queue's count, so it counts keys.
+        List<Long> started = switch (how) {
+            case IN_ORDER -> claimInOrder(claim, set, 5);
+            case IN_ORDER_IN_TRANSACTION -> claimInOrderInTransaction(claim, set, 5);
+            case ROUND_ROBIN -> roundRobin(claim, set, 5);
+        };
+        assertThat(started).as("one more of k, up to its limit").hasSize(1);
+        freshenBound();
+        assertThat(claimInOrder(claim, set, 1)).isEmpty();
+        assertThat(running()).isEqualTo(3);
+    }
+
+    /**
+     * While the bound is fresh a claim within it adds what it starts to the bound without counting;
+     * once the bound is older than its age limit it counts, and so sees a start no claim of the queue
+     * accounted for (one by an engine that does not know the queue's limits yet).
+     */
+    @Test
+    void aClaimWithinTheBoundTrustsAFreshBoundAndCountsAnOldOne() throws Exception {
+        KeyedClaim claim = oneRunning(6, 8);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        assertThat(bound()).isEqualTo(2);
+        long[] pending = pendingIds();
+        try (Connection c = ds.getConnection()) {
+            startInTransaction(c, pending[0], pending[1], pending[2]);
+        }
+        freshenBound();
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        assertThat(bound())
+                .as("the bound it trusted and the one it started, not a count of six")
+                .isEqualTo(3);
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE dbtasks_queue_running SET counted_at = now() - INTERVAL '1 second'");
+        }
+        // Counted: six RUNNING, past 6 - 1, so it starts none.
+        assertThat(claimInOrder(claim, set, 1)).isEmpty();
+        assertThat(running()).isEqualTo(6);
+    }
+
+    /** A bound past what the claim may start is counted again rather than taken as the count. */
+    @Test
+    void aClaimWithinTheBoundCountsABoundPastTheLimit() throws Exception {
+        KeyedClaim claim = oneRunning(3, 6);
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE dbtasks_queue_running SET running_bound = 100,"
+                    + " counted_at = now() + INTERVAL '1 hour'");
+        }
+        assertThat(claimInOrder(claim, set, 1)).hasSize(1);
+        assertThat(bound())
+                .as("counted again: two RUNNING, and the one started")
+                .isEqualTo(3);
+        assertThat(running()).isEqualTo(3);
+    }
+
+    /** @return the queue's running bound, as the last claim within the bound left it, or -1 */
+    private long bound() throws SQLException {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT running_bound FROM dbtasks_queue_running WHERE queue = ?")) {
+            ps.setString(1, QUEUE);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : -1;
+            }
+        }
+    }
+
+    /**
+     * Makes the queue's bound, if it has one, fresh for the next hour, so that only a claim that
+     * voided it can make the next claim count.
+     */
+    private void freshenBound() throws SQLException {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE dbtasks_queue_running SET counted_at = now() + INTERVAL '1 hour'");
+        }
+    }
+
+    /**
      * Sets a limit for every key, inserts {@code pending} tasks of key k (and one of each of {@code
      * others}) and starts one task of k with a first claim, which also asks the server for its
      * isolation level (claims under the queue's lock need it known); {@link #set} is the queue's
