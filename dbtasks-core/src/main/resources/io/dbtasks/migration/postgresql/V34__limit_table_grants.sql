@@ -3,21 +3,33 @@
 -- queues and queue-wide rates first, and fails if it cannot, rather than claim as if a queue had
 -- none. The migrations that added dbtasks_fair_queue (V21) and dbtasks_queue_rate (V28) gave no
 -- privileges on them, so such a role granted its privileges before them failed every claim after
--- the upgrade, in every queue. Each role (or PUBLIC) gets on these tables the privileges it holds
--- on dbtasks_task, as V27 and V30 do for the tables they add.
-DO $$
+-- the upgrade, in every queue.
+--
+-- dbtasks_grant_like_task gives each role (or PUBLIC) that holds privileges on dbtasks_task the same
+-- on the tables named, and USAGE and SELECT on the sequences named to those that may update tasks,
+-- as V27 and V30 did for the tables they added; later migrations call it for theirs.
+CREATE FUNCTION dbtasks_grant_like_task(tables TEXT, sequences TEXT DEFAULT NULL) RETURNS VOID
+    LANGUAGE plpgsql
+    AS $$
 DECLARE
     g record;
+    role_name TEXT;
 BEGIN
     FOR g IN
-        SELECT DISTINCT a.grantee, a.privilege_type
+        SELECT DISTINCT a.grantee AS oid, a.privilege_type
         FROM pg_class c
         CROSS JOIN LATERAL aclexplode(c.relacl) AS a
         WHERE c.oid = to_regclass('dbtasks_task') AND a.grantee <> c.relowner
           AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
     LOOP
-        EXECUTE format('GRANT %s ON dbtasks_limit, dbtasks_concurrency_key, dbtasks_rate_start,'
-            ' dbtasks_fair_queue, dbtasks_queue_rate TO %s', g.privilege_type,
-            CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+        role_name := CASE WHEN g.oid = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.oid)) END;
+        EXECUTE format('GRANT %s ON %s TO %s', g.privilege_type, tables, role_name);
+        IF sequences IS NOT NULL AND g.privilege_type = 'UPDATE' THEN
+            EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %s TO %s', sequences, role_name);
+        END IF;
     END LOOP;
 END $$;
+REVOKE EXECUTE ON FUNCTION dbtasks_grant_like_task(TEXT, TEXT) FROM PUBLIC;
+
+SELECT dbtasks_grant_like_task(
+    'dbtasks_limit, dbtasks_concurrency_key, dbtasks_rate_start, dbtasks_fair_queue, dbtasks_queue_rate');

@@ -26,25 +26,6 @@ CREATE TABLE dbtasks_queue_running (
 CREATE SEQUENCE dbtasks_key_claim_seq NO CYCLE;
 SELECT setval('dbtasks_key_claim_seq', 1, true);
 
--- Roles that claim tasks without owning the table (an application user next to the one that
--- migrates) get on the new table the privileges they hold on dbtasks_task, and those that may change
--- tasks may read and advance the sequence.
-DO $$
-DECLARE
-    g record;
-BEGIN
-    FOR g IN
-        SELECT DISTINCT a.grantee, a.privilege_type
-        FROM pg_class c
-        CROSS JOIN LATERAL aclexplode(c.relacl) AS a
-        WHERE c.oid = to_regclass('dbtasks_task') AND a.grantee <> c.relowner
-          AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
-    LOOP
-        EXECUTE format('GRANT %s ON dbtasks_queue_running TO %s', g.privilege_type,
-            CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
-        IF g.privilege_type = 'UPDATE' THEN
-            EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE dbtasks_key_claim_seq TO %s',
-                CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
-        END IF;
-    END LOOP;
-END $$;
+-- Roles that hold privileges on dbtasks_task get the same on the new table, and those that may
+-- update tasks may read and advance the sequence.
+SELECT dbtasks_grant_like_task('dbtasks_queue_running', 'dbtasks_key_claim_seq');
