@@ -359,9 +359,9 @@ public final class PostgresDialect implements Dialect {
      * it cannot trust the bound in {@code dbtasks_queue_running} that the last one left (migration
      * V35): one older than the age limit it binds, past the bound, or written before the last value
      * of {@code dbtasks_key_claim_seq}, which every claim that locks keys takes under the queue's
-     * shared lock; a claim counting keys deletes it. The claim counting keys reads its due tasks once (a CTE read
-     * twice is computed once) and returns its count of them even when it starts none, by a left
-     * join from that count.
+     * shared lock; a claim counting keys deletes it. The claim counting keys reads its due tasks
+     * once (a CTE read twice is computed once) and returns its count of them even when it starts
+     * none, by a left join from that count.
      */
     @Override
     public Optional<QueueClaim> queueClaim(Claimable claimable) {

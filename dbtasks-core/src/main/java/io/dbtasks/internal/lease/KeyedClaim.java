@@ -193,10 +193,10 @@ final class KeyedClaim {
      *       limit} is at most the queue's smallest limit, start the first due tasks if the queue has
      *       at most that limit less {@code limit} tasks RUNNING, whatever their keys (no count per
      *       key, and no count of the queue either while the bound of its RUNNING tasks the last such
-     *       claim left may be trusted: see {@link #RUNNING_BOUND_MAX_AGE_MILLIS}); if that started none (too many RUNNING, or nothing due), claims of the queue skip
-     *       it for the next second. Otherwise lock the first due tasks, count their limited keys'
-     *       RUNNING tasks and start those with room, in one statement. The steps below are for the
-     *       other cases.
+     *       claim left may be trusted: see {@link #RUNNING_BOUND_MAX_AGE_MILLIS}); if that started
+     *       none (too many RUNNING, or nothing due), claims of the queue skip it for the next
+     *       second. Otherwise lock the first due tasks, count their limited keys' RUNNING tasks and
+     *       start those with room, in one statement. The steps below are for the other cases.
      *   <li>Lock the first {@code limit} due tasks in claim order ({@code FOR UPDATE SKIP LOCKED}), as
      *       the plain claim reads them.
      *   <li>Lock their limited keys, waiting for a claim that holds one (it commits within its claim).
