@@ -114,7 +114,7 @@ class IdSequenceGrantsUpgradeTest {
     record Probe(int n) {}
 
     @Test
-    void aUserThatClaimedBeforeTheMigrationClaimsWithinLimitsAfterIt() {
+    void aUserThatClaimedBeforeTheMigrationClaimsWithinLimitsAfterIt() throws SQLException {
         try (HikariDataSource app = pool(NOT_OWNER);
                 DbTasks tasks = DbTasks.builder(app)
                         .migrate(false)
@@ -132,6 +132,20 @@ class IdSequenceGrantsUpgradeTest {
                                 .build())
                         .task()
                         .id());
+            }
+            try (Connection c = app.getConnection();
+                    Statement s = c.createStatement();
+                    java.sql.ResultSet rs = s.executeQuery("SELECT has_table_privilege('dbtasks_fair_queue', 'SELECT'),"
+                            + " has_table_privilege('dbtasks_queue_rate', 'UPDATE'),"
+                            + " has_table_privilege('dbtasks_queue_running', 'INSERT'),"
+                            + " has_table_privilege('dbtasks_queue_running', 'DELETE'),"
+                            + " has_sequence_privilege('dbtasks_key_claim_seq', 'USAGE')")) {
+                rs.next();
+                for (int i = 1; i <= 5; i++) {
+                    assertThat(rs.getBoolean(i))
+                            .as("privilege " + i + " of the claims' tables")
+                            .isTrue();
+                }
             }
             tasks.start();
             await().atMost(Duration.ofSeconds(20))

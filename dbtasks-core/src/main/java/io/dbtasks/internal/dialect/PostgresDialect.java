@@ -371,13 +371,15 @@ public final class PostgresDialect implements Dialect {
         String lock = "SELECT pg_advisory_xact_lock(" + QUEUE_LOCK_SPACE + ", hashtext(?::text));";
         // b: the bound the last claim of the queue left, if it may be trusted; n: it, or a count. A
         // COALESCE evaluates its second subquery (an InitPlan, run when first used) only if needed.
+        // A count is dated at the statement's start, before its snapshot was taken: what it cannot
+        // see was started after that.
         String withinBound = lock + " WITH s AS MATERIALIZED (SELECT last_value AS seq FROM dbtasks_key_claim_seq),"
                 + " b AS MATERIALIZED (SELECT r.running_bound, r.counted_at FROM dbtasks_queue_running r, s"
                 + " WHERE r.queue = ? AND r.claimed_seq = s.seq AND r.counted_at > clock_timestamp() - ?"
                 + " * INTERVAL '1 millisecond' AND r.running_bound <= ?),"
                 + " n AS MATERIALIZED (SELECT COALESCE((SELECT running_bound FROM b), (SELECT COUNT(*) FROM"
                 + " dbtasks_task WHERE queue = ? AND " + LIVE + " AND status = " + Dialect.status(TaskStatus.RUNNING)
-                + ")) AS running, COALESCE((SELECT counted_at FROM b), clock_timestamp()) AS counted_at),"
+                + ")) AS running, COALESCE((SELECT counted_at FROM b), statement_timestamp()) AS counted_at),"
                 + " u AS (UPDATE dbtasks_task SET " + claimSetList() + " WHERE " + LIVE
                 + " AND id = ANY(ARRAY(SELECT id FROM dbtasks_task WHERE " + dueCondition(claimable)
                 + " AND (SELECT running FROM n) <= ? ORDER BY " + CLAIM_ORDER

@@ -6,9 +6,12 @@
 -- the upgrade, in every queue.
 --
 -- dbtasks_grant_like_task gives each role (or PUBLIC) that holds privileges on dbtasks_task the same
--- on the tables named, and USAGE and SELECT on the sequences named to those that may update tasks,
--- as V27 and V30 did for the tables they added; later migrations call it for theirs.
-CREATE FUNCTION dbtasks_grant_like_task(tables TEXT, sequences TEXT DEFAULT NULL) RETURNS VOID
+-- on the tables named, as V27 and V30 did for the tables they added; and to those that may update
+-- tasks (claim them) USAGE and SELECT on the sequences named and every privilege a claim needs on the
+-- claim tables named, which claims write whatever else the role may do. Later migrations call it for
+-- theirs.
+CREATE FUNCTION dbtasks_grant_like_task(tables TEXT, sequences TEXT DEFAULT NULL, claim_tables TEXT DEFAULT NULL)
+    RETURNS VOID
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -27,9 +30,14 @@ BEGIN
         IF sequences IS NOT NULL AND g.privilege_type = 'UPDATE' THEN
             EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %s TO %s', sequences, role_name);
         END IF;
+        IF claim_tables IS NOT NULL AND g.privilege_type = 'UPDATE' THEN
+            EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s', claim_tables, role_name);
+        END IF;
     END LOOP;
 END $$;
-REVOKE EXECUTE ON FUNCTION dbtasks_grant_like_task(TEXT, TEXT) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dbtasks_grant_like_task(TEXT, TEXT, TEXT) FROM PUBLIC;
 
+-- Claims of rate-limited keys log their starts in dbtasks_rate_start and delete the expired ones.
 SELECT dbtasks_grant_like_task(
-    'dbtasks_limit, dbtasks_concurrency_key, dbtasks_rate_start, dbtasks_fair_queue, dbtasks_queue_rate');
+    'dbtasks_limit, dbtasks_concurrency_key, dbtasks_rate_start, dbtasks_fair_queue, dbtasks_queue_rate',
+    NULL, 'dbtasks_rate_start');

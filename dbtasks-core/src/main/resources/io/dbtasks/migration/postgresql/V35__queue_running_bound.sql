@@ -22,10 +22,12 @@ CREATE TABLE dbtasks_queue_running (
 );
 
 -- last_value moves with every nextval (is_called is true from here on), so a reader of last_value
--- sees each one.
-CREATE SEQUENCE dbtasks_key_claim_seq NO CYCLE;
+-- sees each one, committed or not: with CACHE 1 each nextval writes the sequence's one row, which a
+-- cache of values per session would skip. One sequence serves every queue, so a claim that locks
+-- keys in any queue makes the next claim within the bound of every queue count.
+CREATE SEQUENCE dbtasks_key_claim_seq CACHE 1 NO CYCLE;
 SELECT setval('dbtasks_key_claim_seq', 1, true);
 
 -- Roles that hold privileges on dbtasks_task get the same on the new table, and those that may
--- update tasks may read and advance the sequence.
-SELECT dbtasks_grant_like_task('dbtasks_queue_running', 'dbtasks_key_claim_seq');
+-- update tasks (claim them) may read and advance the sequence and read and write the table.
+SELECT dbtasks_grant_like_task('dbtasks_queue_running', 'dbtasks_key_claim_seq', 'dbtasks_queue_running');

@@ -210,6 +210,14 @@ class PostgresQueueLockTest {
                 .as("the bound it trusted and the one it started, not a count of six")
                 .isEqualTo(3);
         try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(
+                        "SELECT counted_at > now() + INTERVAL '30 minutes' FROM dbtasks_queue_running")) {
+            assertThat(rs.next() && rs.getBoolean(1))
+                    .as("a trusted bound keeps the time of its count")
+                    .isTrue();
+        }
+        try (Connection c = ds.getConnection();
                 Statement s = c.createStatement()) {
             s.executeUpdate("UPDATE dbtasks_queue_running SET counted_at = now() - INTERVAL '1 second'");
         }
