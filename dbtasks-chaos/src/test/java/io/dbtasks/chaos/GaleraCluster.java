@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -40,6 +41,7 @@ final class GaleraCluster implements AutoCloseable {
 
     private final Path dir;
     private final Path provider;
+    private final String database;
     private final List<Node> nodes = new ArrayList<>();
     private final Thread shutdownHook;
 
@@ -63,9 +65,10 @@ final class GaleraCluster implements AutoCloseable {
         }
     }
 
-    private GaleraCluster(Path dir, Path provider) {
+    private GaleraCluster(Path dir, Path provider, String database) {
         this.dir = dir;
         this.provider = provider;
+        this.database = database;
         this.shutdownHook = new Thread(this::killAll, "galera-cluster-cleanup");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
@@ -123,7 +126,7 @@ final class GaleraCluster implements AutoCloseable {
         Path dir = Files.createTempDirectory("dbtasks-galera-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path provider = PROVIDERS.stream().filter(Files::isReadable).findFirst().orElseThrow();
-        GaleraCluster cluster = new GaleraCluster(dir, provider);
+        GaleraCluster cluster = new GaleraCluster(dir, provider, database);
         try {
             for (int i = 0; i < size; i++) {
                 Path nodeDir = dir.resolve("n" + (i + 1));
@@ -326,6 +329,101 @@ final class GaleraCluster implements AutoCloseable {
         launch(n, false, position);
         awaitSynced(n, TimeUnit.MINUTES.toNanos(2));
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /**
+     * Makes the cluster whole before a test: an earlier one may have killed a node that did not come
+     * back, and a pool on a node that is down waits out its connection timeout on every call. Waits
+     * up to {@link #SETTLE} until every node has {@linkplain #joined joined}; a node that has not is
+     * killed and {@linkplain #restart started again}. If one does not come back, or no node is left
+     * Synced in the primary component to rejoin, this cluster is closed and a new one {@linkplain
+     * #start started} in its place: on new ports, its database created again, empty.
+     *
+     * @return this cluster, every node joined; or the new one
+     * @throws Exception if the new cluster does not start either
+     */
+    GaleraCluster whole() throws Exception {
+        if (settled(SETTLE)) {
+            return this;
+        }
+        try {
+            List<Node> lost = nodes.stream().filter(n -> !synced(n)).toList();
+            if (lost.size() == nodes.size()) {
+                throw new IllegalStateException("no node is Synced in the primary component");
+            }
+            for (Node n : lost) {
+                log("Galera node n" + (n.index + 1) + " is " + describe(n) + "; starting it again");
+                kill(n.index);
+                log("Galera node n" + (n.index + 1) + " Synced " + restart(n.index) + " ms after its restart");
+            }
+            if (!settled(SETTLE)) {
+                throw new IllegalStateException("nodes not joined after their restart: "
+                        + nodes.stream()
+                                .filter(n -> !joined(n))
+                                .map(n -> "n" + (n.index + 1) + " " + describe(n))
+                                .toList());
+            }
+            return this;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            log("Galera cluster not whole, starting a new cluster: " + e);
+            close();
+            return start(nodes.size(), database);
+        }
+    }
+
+    /** How long {@link #whole} waits for the nodes to join before it starts one again. */
+    static final Duration SETTLE = Duration.ofSeconds(30);
+
+    /**
+     * @return whether every node {@linkplain #joined joined} within {@code timeout}; false at once
+     *     when a node's process is gone (it does not come back by itself)
+     */
+    private boolean settled(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!nodes.stream().allMatch(this::joined)) {
+            if (System.nanoTime() > deadline || nodes.stream().anyMatch(GaleraCluster::down)) {
+                return false;
+            }
+            Thread.sleep(200);
+        }
+        return true;
+    }
+
+    private static boolean down(Node n) {
+        Process p = n.process;
+        return p == null || !p.isAlive();
+    }
+
+    /** @return whether the node runs and is Synced in the primary component, of however many nodes */
+    private boolean synced(Node n) {
+        return !down(n)
+                && "Synced".equals(status(n.index, "wsrep_local_state_comment"))
+                && "Primary".equals(status(n.index, "wsrep_cluster_status"));
+    }
+
+    /** @return whether the node is {@linkplain #synced synced} in a component of every node */
+    private boolean joined(Node n) {
+        return synced(n) && String.valueOf(nodes.size()).equals(status(n.index, "wsrep_cluster_size"));
+    }
+
+    /** @return the node's state for the log: down, or its local state, component and cluster size */
+    private String describe(Node n) {
+        Process p = n.process;
+        if (p == null) {
+            return "down";
+        }
+        if (!p.isAlive()) {
+            return "down (exited with " + p.exitValue() + ")";
+        }
+        return "up, " + status(n.index, "wsrep_local_state_comment") + " in a "
+                + status(n.index, "wsrep_cluster_status") + " component of "
+                + status(n.index, "wsrep_cluster_size");
+    }
+
+    private static void log(String message) {
+        System.out.println("chaos: " + message);
     }
 
     /** @return how the node last joined: the lines of its error log that name IST or SST */

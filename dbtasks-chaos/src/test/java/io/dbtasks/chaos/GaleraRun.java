@@ -37,19 +37,30 @@ final class GaleraRun {
 
     private GaleraRun() {}
 
-    /** A pool on {@code url} whose reads wait until the node applied every earlier commit of the cluster. */
-    static HikariDataSource causalPool(String url, int size) {
+    /**
+     * How long a pool here waits for a connection: a call on a node that is down fails after it
+     * (seconds, not the minutes a test's calls would add up to).
+     */
+    static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(3);
+
+    /** A pool on {@code url} (one node, or several) that fails within {@link #CONNECTION_TIMEOUT}. */
+    static HikariDataSource pool(String url, int size) {
         HikariConfig hc = new HikariConfig();
-        hc.setJdbcUrl(url + "&sessionVariables=wsrep_sync_wait=1");
+        hc.setJdbcUrl(url + "&connectTimeout=2000");
         hc.setMaximumPoolSize(size);
-        hc.setConnectionTimeout(5_000);
+        hc.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
         hc.setInitializationFailTimeout(-1);
         return new HikariDataSource(hc);
     }
 
+    /** A {@link #pool} whose reads wait until the node applied every earlier commit of the cluster. */
+    static HikariDataSource causalPool(String url, int size) {
+        return pool(url + "&sessionVariables=wsrep_sync_wait=1", size);
+    }
+
     /** Migrates (through node 1) and empties the dbtasks and chaos tables. */
     static void reset(GaleraCluster cluster) throws SQLException {
-        try (HikariDataSource ds = ChaosRun.pool(cluster.url(0, "chaos"), 2)) {
+        try (HikariDataSource ds = pool(cluster.url(0, "chaos"), 2)) {
             DbTasks.builder(ds).workers(false).build().close(); // migrates
             ChaosSchema.recreate(ds);
             try (Connection c = ds.getConnection();
@@ -79,6 +90,7 @@ final class GaleraRun {
         List<Long> restartMs = new ArrayList<>();
         List<Long> firstCompletionMs = new ArrayList<>();
         long ist = 0;
+        Thread enqueueing = null;
         try (HikariDataSource ds = causalPool(cluster.sequentialUrl("chaos"), 4)) {
             DbTasks client = DbTasks.builder(ds).workers(false).migrate(false).build();
             for (int i = 0; i < workers; i++) {
@@ -89,7 +101,7 @@ final class GaleraRun {
             }
             long start = System.nanoTime();
             Enqueuer enqueuer = new Enqueuer(client, acknowledged);
-            Thread enqueueing = new Thread(
+            enqueueing = new Thread(
                     () -> {
                         try {
                             enqueuer.run(tasks, 50, Duration.ofSeconds(Math.max(15, nodeKills * 12L)));
@@ -149,6 +161,9 @@ final class GaleraRun {
             }
         } finally {
             processes.forEach(Process::destroyForcibly);
+            if (enqueueing != null) {
+                enqueueing.interrupt(); // it retries a failed call until interrupted
+            }
         }
         report.put("workers", (long) workers);
         report.put("nodeKills", (long) nodeKills);
@@ -203,7 +218,7 @@ final class GaleraRun {
             try {
                 for (int i = 0; i < engines; i++) {
                     HikariDataSource pool =
-                            ChaosRun.pool(cluster.url(spread ? i % cluster.size() : 0, "chaos"), concurrency + 4);
+                            pool(cluster.url(spread ? i % cluster.size() : 0, "chaos"), concurrency + 4);
                     pools.add(pool);
                     running.add(DbTasks.builder(pool)
                             .workerId("burn-" + i)

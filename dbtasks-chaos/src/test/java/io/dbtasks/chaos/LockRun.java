@@ -51,54 +51,59 @@ final class LockRun {
             String java = ChaosFixtures.java();
             List<Process> processes = new ArrayList<>();
             List<List<String>> outputs = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                Process p = new ProcessBuilder(
-                                java,
-                                "-Xmx192m",
-                                "-cp",
-                                classpath,
-                                LockWorker.class.getName(),
-                                processUrls.get(i),
-                                "lock-p" + i,
-                                "4",
-                                String.valueOf(seconds),
-                                String.valueOf(LEASE.toMillis()))
-                        .redirectErrorStream(true)
-                        .start();
-                processes.add(p);
-                List<String> lines = new ArrayList<>();
-                outputs.add(lines);
-                Thread reader = new Thread(() -> read(p, lines), "lock-output-" + i);
-                reader.setDaemon(true);
-                reader.start();
-            }
-            Random random = new Random();
-            long pauses = 0;
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds - 3);
-            Thread.sleep(3_000);
-            while (System.nanoTime() < end) {
-                Process p = processes.get(holder(ds).orElse(random.nextInt(2)));
-                signal(p, "STOP");
-                Thread.sleep(PAUSE.toMillis());
-                signal(p, "CONT");
-                pauses++;
-                Thread.sleep(1_500 + random.nextInt(1_500));
-            }
             Map<String, Long> figures = new LinkedHashMap<>();
-            for (int i = 0; i < 2; i++) {
-                Process p = processes.get(i);
-                if (!p.waitFor(seconds + 60L, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    throw new AssertionError("lock process " + i + " did not finish: " + outputs.get(i));
+            long pauses = 0;
+            try {
+                for (int i = 0; i < 2; i++) {
+                    Process p = new ProcessBuilder(
+                                    java,
+                                    "-Xmx192m",
+                                    "-cp",
+                                    classpath,
+                                    LockWorker.class.getName(),
+                                    processUrls.get(i),
+                                    "lock-p" + i,
+                                    "4",
+                                    String.valueOf(seconds),
+                                    String.valueOf(LEASE.toMillis()))
+                            .redirectErrorStream(true)
+                            .start();
+                    processes.add(p);
+                    List<String> lines = new ArrayList<>();
+                    outputs.add(lines);
+                    Thread reader = new Thread(() -> read(p, lines), "lock-output-" + i);
+                    reader.setDaemon(true);
+                    reader.start();
                 }
-                String line;
-                synchronized (outputs.get(i)) {
-                    line = outputs.get(i).stream()
-                            .filter(l -> l.startsWith("FIGURES "))
-                            .findFirst()
-                            .orElseThrow(() -> new AssertionError("no FIGURES from lock process: " + outputs));
+                Random random = new Random();
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds - 3);
+                Thread.sleep(3_000);
+                while (System.nanoTime() < end) {
+                    Process p = processes.get(holder(ds).orElse(random.nextInt(2)));
+                    signal(p, "STOP");
+                    Thread.sleep(PAUSE.toMillis());
+                    signal(p, "CONT");
+                    pauses++;
+                    Thread.sleep(1_500 + random.nextInt(1_500));
                 }
-                figures = SecondProcess.sum(figures, SecondProcess.parse(line.substring("FIGURES ".length())));
+                for (int i = 0; i < 2; i++) {
+                    Process p = processes.get(i);
+                    if (!p.waitFor(seconds + 60L, TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                        throw new AssertionError("lock process " + i + " did not finish: " + outputs.get(i));
+                    }
+                    String line;
+                    synchronized (outputs.get(i)) {
+                        line = outputs.get(i).stream()
+                                .filter(l -> l.startsWith("FIGURES "))
+                                .findFirst()
+                                .orElseThrow(() -> new AssertionError("no FIGURES from lock process: " + outputs));
+                    }
+                    figures = SecondProcess.sum(figures, SecondProcess.parse(line.substring("FIGURES ".length())));
+                }
+            } finally {
+                // none left running, nor stopped, when the run ends early (a failure, a timeout's interrupt)
+                processes.forEach(Process::destroyForcibly);
             }
             figures.put("pauses", pauses);
             figures.putAll(LockChecker.check(ds));
