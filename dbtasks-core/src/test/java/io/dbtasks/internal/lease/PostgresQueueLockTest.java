@@ -191,6 +191,56 @@ class PostgresQueueLockTest {
     }
 
     /**
+     * A claim under key locks takes its value of the sequence only once the queue's shared lock is
+     * granted. Here it waits for the holder of the exclusive lock, which, as a claim within the bound
+     * does, writes a bound with the sequence's value as it reads it under that lock. Had the waiting
+     * claim taken its value before its lock, that bound would look current after the waiting claim
+     * started two more of k, and the claim within it would start a fourth task past the limit of 3.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = CountingKeys.class,
+            names = {"IN_ORDER_IN_TRANSACTION", "ROUND_ROBIN"})
+    void aClaimUnderKeyLocksTakesItsSequenceValueAfterTheQueueLock(CountingKeys how) throws Exception {
+        KeyedClaim claim = oneRunning(3, 6);
+        long seq;
+        try (Connection holder = ds.getConnection()) {
+            holder.setAutoCommit(false);
+            try (Statement s = holder.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(" + PostgresDialect.QUEUE_LOCK_SPACE + ", hashtext('" + QUEUE
+                        + "'))");
+            }
+            seq = keyClaimSeq(holder);
+            Future<List<Long>> waiting = executor.submit(() -> how == CountingKeys.ROUND_ROBIN
+                    ? roundRobin(claim, set, 5)
+                    : claimInOrderInTransaction(claim, set, 5));
+            Thread.sleep(500);
+            assertThat(waiting)
+                    .as("the claim under key locks waits for the queue's lock")
+                    .isNotDone();
+            assertThat(keyClaimSeq(holder))
+                    .as("the waiting claim has not taken a value of the sequence")
+                    .isEqualTo(seq);
+            updateBound(
+                    holder,
+                    "claimed_seq = (SELECT last_value FROM dbtasks_key_claim_seq),"
+                            + " counted_at = now() + INTERVAL '1 hour'");
+            holder.commit();
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).as("two more of k").hasSize(2);
+        }
+        assertThat(claimInOrder(claim, set, 1)).isEmpty();
+        assertThat(running()).isEqualTo(3);
+    }
+
+    private static long keyClaimSeq(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT last_value FROM dbtasks_key_claim_seq")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
      * While the bound is fresh a claim within it adds what it starts to the bound without counting;
      * once the bound is older than its age limit it counts, and so sees a start no claim of the queue
      * accounted for (one by an engine that does not know the queue's limits yet).
@@ -217,10 +267,7 @@ class PostgresQueueLockTest {
                     .as("a trusted bound keeps the time of its count")
                     .isTrue();
         }
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement()) {
-            s.executeUpdate("UPDATE dbtasks_queue_running SET counted_at = now() - INTERVAL '1 second'");
-        }
+        updateBound("counted_at = now() - INTERVAL '1 second'");
         // Counted: six RUNNING, past 6 - 1, so it starts none.
         assertThat(claimInOrder(claim, set, 1)).isEmpty();
         assertThat(running()).isEqualTo(6);
@@ -231,11 +278,7 @@ class PostgresQueueLockTest {
     void aClaimWithinTheBoundCountsABoundPastTheLimit() throws Exception {
         KeyedClaim claim = oneRunning(3, 6);
         assertThat(claimInOrder(claim, set, 1)).hasSize(1);
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement()) {
-            s.executeUpdate("UPDATE dbtasks_queue_running SET running_bound = 100,"
-                    + " counted_at = now() + INTERVAL '1 hour'");
-        }
+        updateBound("running_bound = 100, counted_at = now() + INTERVAL '1 hour'");
         assertThat(claimInOrder(claim, set, 1)).hasSize(1);
         assertThat(bound())
                 .as("counted again: two RUNNING, and the one started")
@@ -260,9 +303,21 @@ class PostgresQueueLockTest {
      * voided it can make the next claim count.
      */
     private void freshenBound() throws SQLException {
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement()) {
-            s.executeUpdate("UPDATE dbtasks_queue_running SET counted_at = now() + INTERVAL '1 hour'");
+        updateBound("counted_at = now() + INTERVAL '1 hour'");
+    }
+
+    /** Sets the columns of the queue's bound row as {@code assignments} (an SQL SET list) has them. */
+    private void updateBound(String assignments) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            updateBound(c, assignments);
+        }
+    }
+
+    private void updateBound(Connection c, String assignments) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE dbtasks_queue_running SET " + assignments + " WHERE queue = ?")) {
+            ps.setString(1, QUEUE);
+            ps.executeUpdate();
         }
     }
 
