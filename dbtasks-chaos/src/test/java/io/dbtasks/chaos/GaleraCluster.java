@@ -314,21 +314,108 @@ final class GaleraCluster implements AutoCloseable {
         long start = System.nanoTime();
         // As the packaged service does (galera_recovery): after a crash the node's saved position is
         // unknown, and without it the node would rejoin by a full SST instead of IST.
+        String position = recoverPosition(n);
+        launch(n, false, position);
+        awaitSynced(n, TimeUnit.MINUTES.toNanos(2));
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** How long one {@code --wsrep-recover} run may take to log the node's position. */
+    static final Duration RECOVER_TIMEOUT = Duration.ofSeconds(40);
+
+    /** {@code --wsrep-recover} runs per restart at most. */
+    static final int RECOVER_ATTEMPTS = 2;
+
+    /**
+     * Runs {@code mariadbd --wsrep-recover} on the node's storage and returns the position it logs.
+     * A recovery run can log its position and then not exit (it has opened its SQL port by then), so
+     * it is stopped once the position is logged rather than waited for; one that logs nothing within
+     * {@link #RECOVER_TIMEOUT} is killed and run again.
+     *
+     * @return the recovered position ({@code uuid:seqno}), or {@code null} if the run exited without one
+     * @throws IOException if no run logged a position or exited within its time
+     */
+    private String recoverPosition(Node n) throws IOException, InterruptedException {
         Path recoverLog = n.dir.resolve("recover.log");
-        Files.deleteIfExists(recoverLog);
-        ChaosFixtures.run(List.of(
-                MARIADBD.toString(),
-                "--defaults-file=" + n.dir.resolve("my.cnf"),
-                "--wsrep-recover",
-                "--log-error=" + recoverLog));
-        String position = Files.readAllLines(recoverLog).stream()
+        for (int attempt = 1; ; attempt++) {
+            killStrays(n);
+            Files.deleteIfExists(recoverLog);
+            Process p = new ProcessBuilder(
+                            MARIADBD.toString(),
+                            "--defaults-file=" + n.dir.resolve("my.cnf"),
+                            "--wsrep-recover",
+                            "--log-error=" + recoverLog)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            long deadline = System.nanoTime() + RECOVER_TIMEOUT.toNanos();
+            Integer exit = null;
+            try {
+                while (System.nanoTime() < deadline) {
+                    String position = loggedPosition(recoverLog);
+                    if (position != null) {
+                        return position;
+                    }
+                    if (!p.isAlive()) {
+                        exit = p.exitValue();
+                        if (exit == 0) {
+                            return loggedPosition(recoverLog);
+                        }
+                        break;
+                    }
+                    Thread.sleep(100);
+                }
+            } finally {
+                p.destroyForcibly();
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
+            String detail = "--wsrep-recover of node n" + (n.index + 1)
+                    + (exit == null
+                            ? " logged no position in " + RECOVER_TIMEOUT.toSeconds() + " s"
+                            : " exited with " + exit)
+                    + "; its log: " + tail(recoverLog);
+            if (attempt == RECOVER_ATTEMPTS) {
+                throw new IOException(detail);
+            }
+            log(detail + "; running it again");
+        }
+    }
+
+    /** @return the last position a recovery run logged, or {@code null} */
+    private static String loggedPosition(Path recoverLog) throws IOException {
+        if (!Files.exists(recoverLog)) {
+            return null;
+        }
+        return Files.readAllLines(recoverLog).stream()
                 .map(l -> l.replaceFirst(".*WSREP: Recovered position: ", ""))
                 .filter(l -> l.matches("[0-9a-f-]{36}:-?[0-9]+"))
                 .reduce((a, b) -> b)
                 .orElse(null);
-        launch(n, false, position);
-        awaitSynced(n, TimeUnit.MINUTES.toNanos(2));
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /**
+     * Kills every process still started with the node's configuration (a recovery run that was cut
+     * short, or a killed server's helpers), and waits until they are gone: one that holds the node's
+     * InnoDB files makes a recovery wait for them.
+     */
+    private static void killStrays(Node n) throws InterruptedException {
+        String config = "--defaults-file=" + n.dir.resolve("my.cnf");
+        List<ProcessHandle> strays = ProcessHandle.allProcesses()
+                .filter(p -> p.pid() != ProcessHandle.current().pid())
+                .filter(p -> p.info().commandLine().map(c -> c.contains(config)).orElse(false))
+                .toList();
+        for (ProcessHandle p : strays) {
+            log("Galera node n" + (n.index + 1) + ": killing stray process " + p.pid() + " "
+                    + p.info().commandLine().orElse(""));
+            p.destroyForcibly();
+        }
+        for (ProcessHandle p : strays) {
+            try {
+                p.onExit().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                log("Galera node n" + (n.index + 1) + ": process " + p.pid() + " still there: " + e);
+            }
+        }
     }
 
     /**
